@@ -1282,7 +1282,11 @@ enum arn_cfg_secret_kind {
 	ARN_CFG_SECRET_TLS_CERT = 0,
 	ARN_CFG_SECRET_VALIDATION,
 	ARN_CFG_SECRET_TICKET_KEYS, /* session_ticket_keys */
+	ARN_CFG_SECRET_GENERIC,	    /* generic_secret (oauth2's client and HMAC secrets) */
 };
+
+/** Bytes of a generic_secret's secret (docs/security.md). */
+#define ARN_CFG_GENERIC_SECRET_MAX 4096u
 
 /** Bytes in one session ticket key (Envoy's TlsSessionTicketKeys: a 16-byte
  * name, a 32-byte HMAC-SHA256 key, a 32-byte AES-256-CBC key). */
@@ -1331,6 +1335,10 @@ struct arn_cfg_secret {
 	 * the Secret is freed. */
 	const uint8_t *ticket_keys;
 	size_t n_ticket_keys;
+	/* GENERIC: the secret's bytes (1 to ARN_CFG_GENERIC_SECRET_MAX), in
+	 * the Secret's pool, cleansed when the Secret is freed */
+	const uint8_t *generic;
+	size_t generic_len;
 };
 
 /* ---------------------------------------------------------------------------

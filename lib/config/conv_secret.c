@@ -475,19 +475,56 @@ static void ticket_keys(struct conv *c, struct pb tk, struct arn_cfg_secret *s)
 	conv_pop(c, m0);
 }
 
+/*
+ * GenericSecret (Envoy Gateway's OIDC client secret and HMAC key for
+ * envoy.filters.http.oauth2): the secret DataSource's bytes, 1 to
+ * ARN_CFG_GENERIC_SECRET_MAX, kept in the Secret's pool and cleansed with
+ * it, as the ticket keys are.
+ */
+static void generic_secret(struct conv *c, struct pb gs, struct arn_cfg_secret *s)
+{
+	size_t m0 = conv_push(c, "generic_secret");
+	conv_only(c, gs, "secret");
+	char *buf = NULL;
+	size_t len = 0;
+	if (datasource(c, pb_msg(gs, "secret"), "secret", &buf, &len) == 0) {
+		struct kept_key *k = NULL;
+		if (len > ARN_CFG_GENERIC_SECRET_MAX)
+			conv_err(c, "secret",
+				 "%zu bytes: Arion keeps a generic secret of at most %u", len,
+				 ARN_CFG_GENERIC_SECRET_MAX);
+		else
+			k = arn_pool_alloc(c->pool, sizeof(*k) + len);
+		if (k) {
+			k->len = len;
+			if (arn_pool_on_free(c->pool, kept_key_wipe_cb, k) != 0) {
+				k = NULL;
+			} else {
+				memcpy(k->b, buf, len);
+				s->generic = k->b;
+				s->generic_len = len;
+			}
+		}
+		wipe(buf, len);
+	}
+	conv_pop(c, m0);
+}
+
 struct arn_cfg_obj *arn_conv_secret(struct conv *c, struct pb sp)
 {
 	upb_StringView name = pb_str(sp, "name");
 	struct arn_cfg_secret *s = conv_obj_new(c, sizeof(*s), ARN_CFG_SECRET, name);
 	if (!s)
 		return NULL;
-	conv_only(c, sp, "name,tls_certificate,validation_context,session_ticket_keys");
+	conv_only(c, sp,
+		  "name,tls_certificate,validation_context,session_ticket_keys,generic_secret");
 	if (name.size == 0)
 		conv_err(c, "name", "missing");
 	const char *w = pb_which(sp, "type");
 	if (!w) {
 		conv_err(c, "",
-			 "empty: set tls_certificate, validation_context or session_ticket_keys");
+			 "empty: set tls_certificate, validation_context, session_ticket_keys or "
+			 "generic_secret");
 	} else if (strcmp(w, "tls_certificate") == 0) {
 		s->kind = ARN_CFG_SECRET_TLS_CERT;
 		tls_certificate(c, pb_msg(sp, "tls_certificate"), s);
@@ -497,6 +534,9 @@ struct arn_cfg_obj *arn_conv_secret(struct conv *c, struct pb sp)
 	} else if (strcmp(w, "session_ticket_keys") == 0) {
 		s->kind = ARN_CFG_SECRET_TICKET_KEYS;
 		ticket_keys(c, pb_msg(sp, "session_ticket_keys"), s);
+	} else if (strcmp(w, "generic_secret") == 0) {
+		s->kind = ARN_CFG_SECRET_GENERIC;
+		generic_secret(c, pb_msg(sp, "generic_secret"), s);
 	}
 	return &s->obj;
 }

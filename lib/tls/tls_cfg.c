@@ -31,6 +31,8 @@ static const char *kind_name(uint8_t k)
 		return "validation_context";
 	case ARN_CFG_SECRET_TICKET_KEYS:
 		return "session_ticket_keys";
+	case ARN_CFG_SECRET_GENERIC:
+		return "generic_secret";
 	default:
 		return "secret of another kind";
 	}

@@ -1449,8 +1449,9 @@ static void test_secret_tls_certificate(void **state)
 		   "nonexistent/c.pem\"},"
 		   "\"private_key\":{\"filename\":\"/nonexistent/k.pem\"}}}",
 		   "tls_certificate.certificate_chain.filename: cannot open '/nonexistent/c.pem'");
-	tc_refused(S, "{\"name\":\"g\",\"generic_secret\":{\"secret\":{\"inline_string\":\"x\"}}}",
-		   "Secret 'g': generic_secret: not supported by Arion");
+	/* generic_secret: accepted since oauth2 reads it (test_secret_generic) */
+	tc_ok(S, "{\"name\":\"g\",\"generic_secret\":{\"secret\":{\"inline_string\":\"x\"}}}");
+	assert_int_equal(secret("g")->kind, ARN_CFG_SECRET_GENERIC);
 	/* from files too: written at test time, removed after */
 	char cp[] = "/tmp/arn-config-cert-XXXXXX", kp[] = "/tmp/arn-config-key-XXXXXX";
 	int cfd = mkstemp(cp), kfd = mkstemp(kp);

@@ -476,6 +476,38 @@ static void test_secret_session_ticket_keys(void **state)
 		   "bytes");
 }
 
+/* Secret.generic_secret (Envoy Gateway's OIDC client secret and HMAC key):
+ * the secret's bytes kept (any DataSource), 1 to ARN_CFG_GENERIC_SECRET_MAX;
+ * a refusal never prints them. */
+static void test_secret_generic(void **state)
+{
+	(void)state;
+	tc_ok(S, "{\"name\":\"g\",\"generic_secret\":{\"secret\":{\"inline_bytes\":"
+		 "\"c2VjcmV0AA==\"}}}");
+	const struct arn_cfg_secret *s = secret("g");
+	assert_int_equal(s->kind, ARN_CFG_SECRET_GENERIC);
+	assert_int_equal(s->generic_len, 7);
+	assert_memory_equal(s->generic, "secret\0", 7);
+	char *j = malloc(2 * ARN_CFG_GENERIC_SECRET_MAX + 128);
+	int n = snprintf(j, 128, "{\"name\":\"g\",\"generic_secret\":{\"secret\":{"
+				 "\"inline_string\":\"");
+	memset(j + n, 'k', ARN_CFG_GENERIC_SECRET_MAX);
+	strcpy(j + n + ARN_CFG_GENERIC_SECRET_MAX, "\"}}}");
+	tc_ok(S, j);
+	assert_int_equal(secret("g")->generic_len, ARN_CFG_GENERIC_SECRET_MAX);
+	memset(j + n, 'k', ARN_CFG_GENERIC_SECRET_MAX + 1);
+	strcpy(j + n + ARN_CFG_GENERIC_SECRET_MAX + 1, "\"}}}");
+	tc_refused(S, j,
+		   "Secret 'g': generic_secret.secret: 4097 bytes: Arion keeps a generic secret of "
+		   "at most 4096");
+	assert_null(strstr(tc_res.errors[0].message, "kkkk"));
+	free(j);
+	tc_refused(S, "{\"name\":\"g\",\"generic_secret\":{}}",
+		   "Secret 'g': generic_secret.secret: missing");
+	tc_refused(S, "{\"name\":\"g\",\"generic_secret\":{\"secret\":{\"inline_string\":\"\"}}}",
+		   "Secret 'g': generic_secret.secret.inline_string: empty");
+}
+
 /* ---- X16: a TLS context that would not build ------------------------------------------ */
 
 /* One resource applied and refused at application (X16): the batch is
@@ -725,6 +757,7 @@ const struct CMUnitTest conv_tls_tests[] = {
     TC(test_secret_crl),
     TC(test_secret_max_verify_depth),
     TC(test_secret_session_ticket_keys),
+    TC(test_secret_generic),
     TC(test_x16_listener_tls_context_refused),
     TC(test_utc_sni_refuses_controls),
     TC(test_san_matchers_without_trusted_ca_refused),
