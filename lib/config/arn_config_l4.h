@@ -854,4 +854,67 @@ struct arn_cfg_rls_route {
 	uint32_t domain_len;
 };
 
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.oauth2 (OAuth2): Envoy's OAuth2 filter, an OIDC login
+ * at the gateway (docs/http.md). The secrets are SDS names, looked up in
+ * the request's generation (an update reaches the next request).
+ */
+
+/* Limits (docs/security.md) */
+/* bytes of authorization_endpoint, redirect_uri, token_endpoint.uri */
+#define ARN_CFG_OAUTH2_MAX_URL 2048
+/* auth_scopes, resources: entries of each */
+#define ARN_CFG_OAUTH2_MAX_LIST 32
+/* authorization_endpoint's own query parameters */
+#define ARN_CFG_OAUTH2_MAX_PARAMS 16
+
+struct arn_access_format;
+
+/** Envoy's urlEncodeQueryParameter of @p s into @p out (3 * @p n bytes at
+ * most): all but ALPHA, DIGIT, '*', '-', '.', '_' percent-encoded.
+ * @return the length written. conv_oauth2.c */
+size_t arn_cfg_oauth2_qencode(const char *s, size_t n, char *out);
+
+/* One query parameter of the authorization redirect, value as written */
+struct arn_cfg_oauth2_param {
+	const char *k, *v;
+	uint32_t kl, vl;
+};
+
+struct arn_cfg_oauth2 {
+	/* token_endpoint: the cluster, the request's path and Host (from
+	 * uri), the timeout */
+	struct arn_cfg_ref cluster;
+	const char *token_path, *token_host;
+	uint32_t token_path_len, token_host_len;
+	uint32_t timeout_ms;
+	/* authorization_endpoint up to its query, and the query parameters
+	 * Envoy sends (its own, client_id, response_type, scope) sorted by
+	 * name as Envoy's QueryParamsMulti keeps them; redirect_uri and state
+	 * are added per request */
+	const char *auth_base;
+	uint32_t auth_base_len;
+	const struct arn_cfg_oauth2_param *params;
+	size_t n_params;
+	/* "&resource=<encoded>" for each resource, appended to the Location */
+	const char *resources;
+	uint32_t resources_len;
+	const char *client_id;
+	uint32_t client_id_len;
+	struct arn_cfg_ref token_secret, hmac_secret;
+	/* cookie names (Envoy's defaults when unset) */
+	const char *ck_bearer, *ck_hmac, *ck_expires, *ck_id, *ck_refresh;
+	uint8_t ck_bearer_len, ck_hmac_len, ck_expires_len, ck_id_len, ck_refresh_len;
+	/* redirect_uri's format (struct arn_access_format, lib/accesslog) */
+	const struct arn_access_format *redirect_uri;
+	struct arn_cfg_str_match redirect_path, signout_path;
+	const struct arn_cfg_header_match *pass_through, *deny_redirect;
+	size_t n_pass_through, n_deny_redirect;
+	uint32_t default_expires_in_s; /* 0: none */
+	bool forward_bearer_token, preserve_authorization_header, basic_auth;
+	bool disable_id_token_set_cookie;
+	/* OAuth2 without config (Envoy: a filter that does nothing) */
+	bool inert;
+};
+
 #endif

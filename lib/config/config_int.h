@@ -261,6 +261,9 @@ const struct arn_cfg_fault *conv_fault(struct conv *c, struct pb p);
  * (its users), converted; NULL only without memory. conv_basic_auth.c */
 const struct arn_cfg_basic_auth *conv_basic_auth(struct conv *c, struct pb p);
 const struct arn_cfg_basic_auth_users *conv_basic_auth_route(struct conv *c, struct pb p);
+/** envoy.filters.http.oauth2's OAuth2 converted; NULL only without memory.
+ * conv_oauth2.c */
+const struct arn_cfg_oauth2 *conv_oauth2(struct conv *c, struct pb p);
 /** An HTTP header name Arion writes or removes: an RFC 9110 token, lower
  * cased (refused naming @p field). conv_common.c */
 const char *conv_hdr_name(struct conv *c, const char *field, upb_StringView s, size_t *len);

@@ -38,6 +38,7 @@
 #define HTTP_BASIC_AUTH_ROUTE_TYPE "envoy.extensions.filters.http.basic_auth.v3.BasicAuthPerRoute"
 #define HTTP_CMP_ROUTE_TYPE "envoy.extensions.filters.http.compressor.v3.CompressorPerRoute"
 #define HTTP_CSRF_TYPE "envoy.extensions.filters.http.csrf.v3.CsrfPolicy"
+#define HTTP_OAUTH2_TYPE "envoy.extensions.filters.http.oauth2.v3.OAuth2"
 #define HTTP_SS_TYPE "envoy.extensions.filters.http.stateful_session.v3.StatefulSession"
 #define HTTP_SS_ROUTE_TYPE                                                                         \
 	"envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute"
@@ -1863,6 +1864,18 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 		if (p.m) {
 			*kind = ARN_CFG_HF_CSRF;
 			*cfg = conv_csrf(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
+	if (arn_sv_eq(tn, HTTP_OAUTH2_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.oauth2"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_OAUTH2_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_OAUTH2;
+			*cfg = conv_oauth2(c, p);
 		}
 		conv_pop(c, m);
 		return true;

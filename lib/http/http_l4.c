@@ -36,6 +36,7 @@
 #include "http_rls.h"
 #include "http_basic_auth.h"
 #include "http_csrf.h"
+#include "http_oauth2.h"
 #include "http_fault.h"
 #include "http_filter.h"
 #include "http_int.h"
@@ -1433,7 +1434,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_CSRF ||
 		    h->http_filters[i] == ARN_CFG_HF_API_KEY_AUTH ||
 		    h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR ||
-		    h->http_filters[i] == ARN_CFG_HF_RATELIMIT)
+		    h->http_filters[i] == ARN_CFG_HF_RATELIMIT ||
+		    h->http_filters[i] == ARN_CFG_HF_OAUTH2)
 			return true;
 	return false;
 }
@@ -1518,6 +1520,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_API_KEY_AUTH:
 		case ARN_CFG_HF_CRED_INJECTOR:
 		case ARN_CFG_HF_RATELIMIT:
+		case ARN_CFG_HF_OAUTH2:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1551,6 +1554,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_BASIC_AUTH) {
 				if (http_basic_auth_step(st, i, cfg, matched ? &mt : NULL))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_OAUTH2) {
+				if (http_oauth2_step(st, i, cfg, matched ? &mt : NULL, req))
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_STATEFUL_SESSION) {
 				session_step(st, i, cfg, matched ? &mt : NULL, req);
@@ -1741,6 +1747,7 @@ static void l4_stream_end(struct http_stream *st)
 {
 	http_authz_stream_end(st);
 	http_rls_stream_end(st);
+	http_oauth2_stream_end(st);
 	if (st->res)
 		fault_delay_over(st);
 	if (st->res && st->res->jwks_wait)

@@ -88,6 +88,13 @@ void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 				 h->stat_prefix ? h->stat_prefix : "");
 			r->fstats[i] =
 			    arn_stats_scope_get_named(&arn_stats_fault_schema, fam, NULL, NULL);
+		} else if (h->http_filters[i] == ARN_CFG_HF_OAUTH2) {
+			/* Envoy: http.<HCM stat_prefix>.oauth_*; Arion's scope
+			 * names are one set of stats each, so under .oauth2 */
+			snprintf(fam, sizeof(fam), "http.%s.oauth2",
+				 h->stat_prefix ? h->stat_prefix : "");
+			r->fstats[i] =
+			    arn_stats_scope_get_named(&arn_stats_oauth2_schema, fam, NULL, NULL);
 		} else if (h->http_filters[i] == ARN_CFG_HF_BASIC_AUTH) {
 			/* Envoy: http.<HCM stat_prefix>.basic_auth.* */
 			snprintf(fam, sizeof(fam), "http.%s.basic_auth",

@@ -37,6 +37,7 @@
 #include "http_authz.h"
 #include "http_rls.h"
 #include "http_jwks.h"
+#include "http_oauth2.h"
 #include "http_conn.h"
 #include "http_filter.h"
 #include "http_drain.h"
@@ -198,6 +199,7 @@ static void worker_free(struct http_worker *w)
 	http_authz_worker_fini(w);
 	http_jwks_worker_fini(w);
 	http_rls_worker_fini(w);
+	http_oauth2_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
 	free(w->trl_mem);
@@ -297,6 +299,11 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	}
 	if (http_jwks_worker_init(w) != 0) { /* jwt_authn's remote_jwks cache */
 		ARN_ERR(HTTP, "worker %u: out of memory for the jwt_authn JWKS cache", idx);
+		worker_free(w);
+		return -ENOMEM;
+	}
+	if (http_oauth2_worker_init(w) != 0) { /* oauth2's token exchanges */
+		ARN_ERR(HTTP, "worker %u: out of memory for the oauth2 exchanges", idx);
 		worker_free(w);
 		return -ENOMEM;
 	}

@@ -333,6 +333,9 @@ struct http_stream {
 	 * (in the hole after grpc_web: jwt_edits and grpc_web stay
 	 * adjacent, which the router tests together) */
 	uint16_t rls;
+	/* the oauth2 filter's token exchange: 1 + its index in its worker's
+	 * pool (http_oauth2.c), 0 none (in the hole after grpc_web) */
+	uint16_t oauth2;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
 	const char *request_id;

@@ -172,6 +172,13 @@ enum arn_csrf_stat {
 	ARN_CSRF__COUNT
 };
 
+enum arn_oauth2_stat {
+#define ARN_STAT(kind, name, help) ARN_OAUTH2_##name,
+#include "envoy_oauth2_stats.def"
+#undef ARN_STAT
+	ARN_OAUTH2__COUNT
+};
+
 enum arn_jwt_authn_stat {
 #define ARN_STAT(kind, name, help) ARN_JWT_AUTHN_##name,
 #include "envoy_jwt_authn_stats.def"
@@ -246,6 +253,8 @@ extern struct arn_stats_schema arn_stats_fault_schema;
 extern struct arn_stats_schema arn_stats_basic_auth_schema;
 /* http.<prefix>.csrf.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_csrf_schema;
+/* http.<prefix>.oauth2.oauth_* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_oauth2_schema;
 /* http.<prefix>.jwt_authn.* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_jwt_authn_schema;
 /* local_rate_limit.<stat_prefix>.* (tag ARN_STATS_TAG_LOCAL_RATELIMIT) */

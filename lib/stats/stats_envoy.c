@@ -93,6 +93,11 @@ static const struct arn_stat_def csrf_defs[] = {
 #include "envoy_csrf_stats.def"
 #undef ARN_STAT
 };
+static const struct arn_stat_def oauth2_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_oauth2_stats.def"
+#undef ARN_STAT
+};
 static const struct arn_stat_def jwt_authn_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
 #include "envoy_jwt_authn_stats.def"
@@ -150,6 +155,7 @@ struct arn_stats_schema arn_stats_fault_schema = ARN_STATS_SCHEMA("fault", fault
 struct arn_stats_schema arn_stats_basic_auth_schema =
     ARN_STATS_SCHEMA("basic_auth", basic_auth_defs);
 struct arn_stats_schema arn_stats_csrf_schema = ARN_STATS_SCHEMA("csrf", csrf_defs);
+struct arn_stats_schema arn_stats_oauth2_schema = ARN_STATS_SCHEMA("oauth2", oauth2_defs);
 struct arn_stats_schema arn_stats_jwt_authn_schema = ARN_STATS_SCHEMA("jwt_authn", jwt_authn_defs);
 struct arn_stats_schema arn_stats_rbac_shadow_schema =
     ARN_STATS_SCHEMA("rbac_shadow", rbac_shadow_defs);

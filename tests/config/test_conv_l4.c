@@ -1075,6 +1075,127 @@ static void test_http_basic_auth(void **state)
 		tc_refused(L, bad[i].l, bad[i].want);
 }
 
+#define OA_AT AT("envoy.extensions.filters.http.oauth2.v3.OAuth2")
+#define OA_TE                                                                                      \
+	"\"token_endpoint\":{\"uri\":\"https://idp.example:8443/t/token\",\"cluster\":\"idp\","    \
+	"\"timeout\":\"3s\"},"
+#define OA_AE "\"authorization_endpoint\":\"https://idp.example/auth?z=1&a=b&scope=x\","
+#define OA_CR                                                                                      \
+	"\"credentials\":{\"client_id\":\"my-client\",\"token_secret\":{\"name\":\"cs\","          \
+	"\"sds_config\":{\"ads\":{}}},\"hmac_secret\":{\"name\":\"hm\"}},"
+#define OA_RU "\"redirect_uri\":\"%REQ(x-forwarded-proto)%://%REQ(:authority)%/oauth2/callback\","
+#define OA_PM                                                                                      \
+	"\"redirect_path_matcher\":{\"path\":{\"exact\":\"/oauth2/callback\"}},"                   \
+	"\"signout_path\":{\"path\":{\"exact\":\"/signout\"}}"
+#define OA_BASE OA_TE OA_AE OA_CR OA_RU OA_PM
+#define OA(fields) "{\"name\":\"oa\",\"typed_config\":{" OA_AT ",\"config\":{" fields "}}},"
+
+/* envoy.filters.http.oauth2 converted as Envoy's FilterConfig reads it:
+ * the token endpoint's Host and path from its uri, the authorization
+ * endpoint's parameters (its own, client_id, response_type, the scopes
+ * joined and encoded, Envoy's "user" without any) sorted by name, the
+ * resources encoded, Envoy's default cookie names, both secrets by name;
+ * each refusal names its field (use_refresh_token true, an sds_config
+ * other than ADS, the required fields, a bad URL, format or cookie name). */
+static void test_http_oauth2(void **state)
+{
+	(void)state;
+	/* the secrets first: a listener naming them warms until they are in */
+	tc_ok(S, "{\"name\":\"cs\",\"generic_secret\":{\"secret\":{\"inline_string\":\"c\"}}}");
+	tc_ok(S, "{\"name\":\"hm\",\"generic_secret\":{\"secret\":{\"inline_string\":\"h\"}}}");
+	tc_ok(L, LISTENER(
+		     HCM(OA(OA_TE OA_AE OA_RU OA_PM
+			    ",\"auth_scopes\":[\"openid\",\"e mail\"],"
+			    "\"resources\":[\"https://r/\"],\"forward_bearer_token\":true,"
+			    "\"auth_type\":\"BASIC_AUTH\",\"default_expires_in\":\"30s\","
+			    "\"use_refresh_token\":false,"
+			    "\"credentials\":{\"client_id\":\"my-client\","
+			    "\"token_secret\":{\"name\":\"cs\"},\"hmac_secret\":{\"name\":\"hm\"},"
+			    "\"cookie_names\":{\"bearer_token\":\"BT\"}}"),
+			 "")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_OAUTH2);
+	const struct arn_cfg_oauth2 *f = h->http_filter_cfgs[0];
+	assert_false(f->inert);
+	assert_memory_equal(f->token_host, "idp.example:8443", f->token_host_len);
+	assert_int_equal(f->token_host_len, 16);
+	assert_memory_equal(f->token_path, "/t/token", 8);
+	assert_int_equal(f->timeout_ms, 3000);
+	assert_memory_equal(f->cluster.name, "idp", 3);
+	assert_memory_equal(f->auth_base, "https://idp.example/auth", f->auth_base_len);
+	const char *want[][2] = {{"a", "b"},
+				 {"client_id", "my-client"},
+				 {"response_type", "code"},
+				 {"scope", "openid%20e%20mail"},
+				 {"z", "1"}};
+	assert_int_equal(f->n_params, 5);
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(f->params[i].kl, strlen(want[i][0]));
+		assert_memory_equal(f->params[i].k, want[i][0], f->params[i].kl);
+		assert_int_equal(f->params[i].vl, strlen(want[i][1]));
+		assert_memory_equal(f->params[i].v, want[i][1], f->params[i].vl);
+	}
+	assert_memory_equal(f->resources, "&resource=https%3A%2F%2Fr%2F", f->resources_len);
+	assert_memory_equal(f->ck_bearer, "BT", f->ck_bearer_len);
+	assert_memory_equal(f->ck_hmac, "OauthHMAC", f->ck_hmac_len);
+	assert_memory_equal(f->ck_expires, "OauthExpires", f->ck_expires_len);
+	assert_memory_equal(f->ck_id, "IdToken", f->ck_id_len);
+	assert_memory_equal(f->ck_refresh, "RefreshToken", f->ck_refresh_len);
+	assert_memory_equal(f->token_secret.name, "cs", 2);
+	assert_memory_equal(f->hmac_secret.name, "hm", 2);
+	assert_true(f->basic_auth && f->forward_bearer_token);
+	assert_int_equal(f->default_expires_in_s, 30);
+	assert_non_null(f->redirect_uri);
+	/* no scopes: Envoy's "user"; no config: a filter doing nothing */
+	tc_ok(L, LISTENER(HCM(OA(OA_BASE), "")));
+	f = chain0()->hcm->http_filter_cfgs[0];
+	assert_memory_equal(f->params[3].v, "user", 4);
+	tc_ok(L, LISTENER(HCM("{\"name\":\"oa\",\"typed_config\":{" OA_AT "}},", "")));
+	f = chain0()->hcm->http_filter_cfgs[0];
+	assert_true(f->inert);
+	/* refusals, by field */
+	tc_refused(L, LISTENER(HCM(OA(OA_BASE ",\"use_refresh_token\":true"), "")),
+		   "config.use_refresh_token: true is not supported by Arion");
+	tc_refused(L,
+		   LISTENER(HCM(OA(OA_TE OA_AE OA_RU OA_PM
+				   ",\"credentials\":{\"client_id\":\"c\",\"token_secret\":"
+				   "{\"name\":\"cs\",\"sds_config\":{\"path_config_source\":{"
+				   "\"path\":\"/x\"}}},\"hmac_secret\":{\"name\":\"hm\"}}"),
+				"")),
+		   "config.credentials.token_secret.sds_config: an sds_config source is refused");
+	tc_refused(L,
+		   LISTENER(HCM(OA(OA_TE OA_AE OA_RU OA_PM
+				   ",\"credentials\":{\"client_id\":\"c\",\"token_secret\":"
+				   "{\"name\":\"cs\"}}"),
+				"")),
+		   "config.credentials.hmac_secret: missing");
+	tc_refused(
+	    L,
+	    LISTENER(
+		HCM(OA(OA_TE OA_CR OA_RU OA_PM ",\"authorization_endpoint\":\"/relative\""), "")),
+	    "config.authorization_endpoint: '/relative' is not an http:// or https:// URL");
+	tc_refused(L, LISTENER(HCM(OA(OA_TE OA_AE OA_CR OA_PM ",\"redirect_uri\":\"%NOPE%\""), "")),
+		   "config.redirect_uri: ");
+	tc_refused(L, LISTENER(HCM(OA(OA_BASE ",\"auth_type\":7"), "")),
+		   "config.auth_type: 7 is not URL_ENCODED_BODY (0) or BASIC_AUTH (1)");
+	tc_refused(
+	    L,
+	    LISTENER(HCM(OA("\"authorization_endpoint\":\"https://i/\","
+			    "\"credentials\":{\"client_id\":\"c\",\"token_secret\":{\"name\":"
+			    "\"cs\"},\"hmac_secret\":{\"name\":\"hm\"}},\"redirect_uri\":\"x\","
+			    "\"redirect_path_matcher\":{\"path\":{\"exact\":\"/cb\"}},"
+			    "\"signout_path\":{\"path\":{\"exact\":\"/so\"}}"),
+			 "")),
+	    "config.token_endpoint: missing");
+	tc_refused(L,
+		   LISTENER(HCM(OA(OA_TE OA_AE OA_RU OA_PM
+				   ",\"credentials\":{\"client_id\":\"c\",\"token_secret\":"
+				   "{\"name\":\"cs\"},\"hmac_secret\":{\"name\":\"hm\"},"
+				   "\"cookie_names\":{\"oauth_hmac\":\"a;b\"}}"),
+				"")),
+		   "config.credentials.cookie_names.oauth_hmac");
+}
+
 /* Arion's bounds: a name of 257 bytes; 65537 users. */
 static void test_http_basic_auth_limits(void **state)
 {
@@ -2194,6 +2315,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_http_basic_auth_limits),
     T(test_http_compressor_per_route),
     T(test_http_csrf),
+    T(test_http_oauth2),
     T(test_http_jwt_authn),
     T(test_http_rbac_matcher),
     T(test_network_local_ratelimit),

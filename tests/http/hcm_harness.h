@@ -45,6 +45,7 @@
 #include "h1_harness.h"
 #include "http_authz.h"
 #include "http_rls.h"
+#include "http_oauth2.h"
 #include "http_int.h"
 #include "http_shadow.h"
 #include "http_upstream.h"
@@ -754,6 +755,7 @@ static inline void hh_check_nothing_left(void)
 	CHECK(n == w->n_big, "%u of %u large scratch buffers in use", w->n_big - n, w->n_big);
 	CHECK(http_authz_in_use(w) == 0, "%u ext_authz checks in use", http_authz_in_use(w));
 	CHECK(http_rls_in_use(w) == 0, "%u ratelimit calls in use", http_rls_in_use(w));
+	CHECK(http_oauth2_in_use(w) == 0, "%u oauth2 exchanges in use", http_oauth2_in_use(w));
 	for (uint32_t i = 0; i < w->pools_cap; i++) {
 		struct http_pool *p = &w->pools[i];
 		if (!p->used)

@@ -30,6 +30,9 @@
 #include "http_rls_grpc.h"
 #include "http_jwks.h"
 #include "http_session.h"
+#include "http_oauth2.h"
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 
@@ -7635,6 +7638,395 @@ static void test_http_ratelimit_grpc_client_gone(void **state)
 	unlink(path);
 }
 
+/* ---- envoy.filters.http.oauth2 -------------------------------------------------------- */
+
+/* Listener "dyn" (port 82): envoy.filters.http.oauth2 (its token
+ * endpoint cluster "dyn", XA_CLUSTER, 198.18.0.203; both secrets the
+ * Secret "dyn") before the router to "web". %s: more OAuth2Config fields. */
+/* clang-format off */
+#define OA_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"oa\","               \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"oa\",\"typed_config\":{" AT_("oauth2.v3.OAuth2")           \
+	",\"config\":{\"token_endpoint\":{\"uri\":\"https://idp.example/oauth/token\","            \
+	"\"cluster\":\"dyn\",\"timeout\":\"0.5s\"},"                                               \
+	"\"authorization_endpoint\":\"https://idp.example/authorize?foo=bar\","                    \
+	"\"credentials\":{\"client_id\":\"cid\",\"token_secret\":{\"name\":\"dyn\"},"              \
+	"\"hmac_secret\":{\"name\":\"dyn\"}},"                                                     \
+	"\"redirect_uri\":\"%%REQ(:scheme)%%://%%REQ(:authority)%%/callback\","                    \
+	"\"redirect_path_matcher\":{\"path\":{\"exact\":\"/callback\"}},"                          \
+	"\"signout_path\":{\"path\":{\"exact\":\"/signout\"}},\"forward_bearer_token\":true,"      \
+	"\"pass_through_matcher\":[{\"name\":\"x-pass\",\"present_match\":true}],"                 \
+	"\"auth_scopes\":[\"openid\",\"email\"],\"resources\":[\"https://api/\"]%s}}},"             \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+#define OA_SECRET(s)                                                                               \
+	"{\"name\":\"dyn\",\"generic_secret\":{\"secret\":{\"inline_string\":\"" s "\"}}}"
+/* clang-format on */
+
+#define OA_STAT(name) stat_of(&arn_stats_oauth2_schema, "http.oa.oauth2", ARN_OAUTH2_##name)
+
+static void oa_begin(const char *extra)
+{
+	static char json[8192];
+	snprintf(json, sizeof(json), OA_LISTENER, extra);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_SECRET, OA_SECRET("s3cr3t:/="));
+	hh_apply(ARN_TYPE_URL_CLUSTER, XA_CLUSTER(""));
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* Send @p req from client 0: @return the upstream (NULL: none), the
+ * client's answer in @p out (after @p ans from the upstream, if any). */
+static struct peer *oa_send(const char *req, const char *ans, char *out, size_t cap, char *up,
+			    size_t upcap)
+{
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *u = xa_check(0, req, up ? up : out, up ? upcap : cap);
+	if (u && ans) {
+		send_str(u, ans);
+		hh_settle();
+	}
+	xa_client(0, mark, out, cap);
+	return u;
+}
+
+/* A 200 answer of JSON @p body (a static buffer). */
+static const char *oa_res(const char *body)
+{
+	static char b[8][512];
+	static unsigned k;
+	char *o = b[k++ % 8];
+	snprintf(o, 512, "HTTP/1.1 200 OK\r\ncontent-length: %zu\r\n\r\n%s", strlen(body), body);
+	return o;
+}
+
+/* The value of the header line starting @p name in @p r, into @p out. */
+static const char *oa_hdr(const char *r, const char *name, char *out, size_t cap)
+{
+	const char *p = strstr(r, name);
+	if (!p)
+		return NULL;
+	p += strlen(name);
+	const char *e = strstr(p, "\r\n");
+	size_t n = e && (size_t)(e - p) < cap ? (size_t)(e - p) : 0;
+	memcpy(out, p, n);
+	out[n] = 0;
+	return out;
+}
+
+/* base64(HMAC-SHA256(key, host\nexpires\naccess\nid\nrefresh)), computed
+ * apart from the filter (OpenSSL's HMAC) */
+static void oa_mac(const char *key, const char *payload, char out[45])
+{
+	unsigned char md[32];
+	unsigned int ml = 0;
+	HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)payload, strlen(payload),
+	     md, &ml);
+	EVP_EncodeBlock((unsigned char *)out, md, 32);
+}
+
+/* The flow as Envoy's OAuth2Filter runs it: no cookies -> 302 to the
+ * authorization endpoint (Envoy's query order, the state
+ * url=<url>&nonce=<nonce> encoded, the OauthNonce cookie); the callback
+ * with the nonce cookie POSTs the code to the token endpoint (form body,
+ * the secret encoded) and answers the tokens' cookies (an HMAC this test
+ * computes apart) and a 302 to the original URL; the cookies then pass,
+ * the access token upstream as the Bearer (the client's Authorization
+ * replaced); signout deletes them. */
+static void test_http_oauth2_flow(void **state)
+{
+	(void)state;
+	oa_begin("");
+	char r[8192], up[4096], v[2048], loc[2048];
+	/* 1. no cookies */
+	assert_null(
+	    oa_send("GET /page?x=1 HTTP/1.1\r\nHost: a\r\n\r\n", NULL, r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 302 Found\r\n") || !oa_hdr(r, "location: ", loc, sizeof(loc)) ||
+	    !oa_hdr(r, "set-cookie: OauthNonce=", v, sizeof(v)))
+		fail_msg("the client got: %s", r);
+	char nonce[32];
+	snprintf(nonce, sizeof(nonce), "%.16s", v);
+	assert_int_equal(strlen(nonce), 16);
+	assert_string_equal(v + 16, ";path=/;Max-Age=600;secure;HttpOnly");
+	char want[2048];
+	snprintf(
+	    want, sizeof(want),
+	    "https://idp.example/authorize?client_id=cid&foo=bar&redirect_uri=http%%3A%%2F%%2Fa"
+	    "%%2Fcallback&response_type=code&scope=openid%%20email&state=url%%3Dhttp%%253A%%"
+	    "252F%%252Fa%%252Fpage%%253Fx%%253D1%%26nonce%%3D%s&resource=https%%3A%%2F%%2Fapi%%2F",
+	    nonce);
+	assert_string_equal(loc, want);
+	assert_int_equal(OA_STAT(oauth_unauthorized_rq), 1);
+	/* 2. the callback: the token request */
+	char cb[2048];
+	snprintf(
+	    cb, sizeof(cb),
+	    "GET /callback?code=abc&state=url%%3Dhttp%%253A%%252F%%252Fa%%252Fpage%%253Fx%%253D1"
+	    "%%26nonce%%3D%s HTTP/1.1\r\nHost: a\r\nCookie: z=1; OauthNonce=%s\r\n\r\n",
+	    nonce, nonce);
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *t = xa_check(0, cb, up, sizeof(up));
+	if (!t || !strstr(up, "POST /oauth/token HTTP/1.1\r\n") ||
+	    !strstr(up, "host: idp.example\r\n") ||
+	    !strstr(up, "content-type: application/x-www-form-urlencoded\r\n") ||
+	    !strstr(up, "accept: application/json\r\n") ||
+	    !strstr(up,
+		    "\r\n\r\ngrant_type=authorization_code&code=abc&client_id=cid&client_secret="
+		    "s3cr3t%3A%2F%3D&redirect_uri=http%3A%2F%2Fa%2Fcallback"))
+		fail_msg("the token request: %s", up);
+	assert_int_equal(hh_client(0)->log_len, mark); /* the client waits */
+	const char *ans = "{\"access_token\":\"AT.x-1\",\"token_type\":\"Bearer\",\"id_token\":"
+			  "\"I\\u0044\",\"refresh_token\":\"RT\",\"expires_in\":3600,\"scope\":"
+			  "{\"a\":[1,2.5,null,true]}}";
+	char res[1024];
+	snprintf(
+	    res, sizeof(res),
+	    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %zu\r\n\r\n%s",
+	    strlen(ans), ans);
+	send_str(t, res);
+	hh_settle();
+	xa_client(0, mark, r, sizeof(r));
+	char exp[256], mac[256];
+	if (!strstr(r, "HTTP/1.1 302 Found\r\n") || !strstr(r, "location: http://a/page?x=1\r\n") ||
+	    !oa_hdr(r, "set-cookie: OauthExpires=", exp, sizeof(exp)) ||
+	    !oa_hdr(r, "set-cookie: OauthHMAC=", mac, sizeof(mac)) ||
+	    !strstr(r, "set-cookie: BearerToken=AT.x-1;path=/;Max-Age=3600;secure;HttpOnly\r\n") ||
+	    !strstr(r, "set-cookie: IdToken=ID;path=/;Max-Age=3600;secure;HttpOnly\r\n") ||
+	    !strstr(r, "set-cookie: RefreshToken=RT;path=/;Max-Age=3600;secure;HttpOnly\r\n"))
+		fail_msg("the client got: %s", r);
+	char *semi = strchr(exp, ';');
+	if (!semi)
+		fail_msg("OauthExpires: %s in %s", exp, r);
+	*semi = 0;
+	long long e = atoll(exp);
+	assert_true(e > (long long)time(NULL) + 3500 && e <= (long long)time(NULL) + 3600);
+	char payload[1024], m2[128];
+	snprintf(payload, sizeof(payload), "a\n%s\nAT.x-1\nID\nRT", exp);
+	oa_mac("s3cr3t:/=", payload, m2);
+	strcat(m2, ";path=/;Max-Age=3600;secure;HttpOnly");
+	assert_string_equal(mac, m2);
+	m2[44] = 0;
+	assert_int_equal(OA_STAT(oauth_success), 1);
+	/* 3. the cookies pass: the Bearer upstream, the client's replaced */
+	char ck[2048];
+	snprintf(ck, sizeof(ck),
+		 "Cookie: OauthHMAC=%s; OauthExpires=%s; BearerToken=AT.x-1; IdToken=ID; "
+		 "RefreshToken=RT",
+		 m2, exp);
+	char req[4096];
+	snprintf(req, sizeof(req), "GET /in HTTP/1.1\r\nHost: a\r\nAuthorization: Basic x\r\n%s",
+		 ck);
+	assert_true(jwt_exchange(req, r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "GET /in HTTP/1.1\r\n") ||
+	    !strstr(up, "authorization: Bearer AT.x-1\r\n") || strstr(up, "Basic x"))
+		fail_msg("the upstream got: %s", up);
+	assert_int_equal(OA_STAT(oauth_success), 2);
+	/* 4. a forged HMAC (one byte), and an expired pair: the login again */
+	char forged[2048];
+	snprintf(forged, sizeof(forged), "%s", ck);
+	char *h = strstr(forged, "OauthHMAC=") + 10;
+	*h = *h == 'A' ? 'B' : 'A';
+	snprintf(req, sizeof(req), "GET /in HTTP/1.1\r\nHost: a\r\nAuthorization: Basic x\r\n%s",
+		 forged);
+	assert_false(jwt_exchange(req, r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 302 Found\r\n") || !strstr(r, "location: https://idp.example/"))
+		fail_msg("the client got: %s", r);
+	char old[32], om[64];
+	snprintf(old, sizeof(old), "%lld", (long long)time(NULL) - 10);
+	snprintf(payload, sizeof(payload), "a\n%s\nAT.x-1\nID\nRT", old);
+	oa_mac("s3cr3t:/=", payload, om);
+	snprintf(req, sizeof(req),
+		 "GET /in HTTP/1.1\r\nHost: a\r\nCookie: OauthHMAC=%s; OauthExpires=%s; "
+		 "BearerToken=AT.x-1; IdToken=ID; RefreshToken=RT",
+		 om, old);
+	assert_false(jwt_exchange(req, r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 302 Found\r\n") || !strstr(r, "location: https://idp.example/"))
+		fail_msg("the client got: %s", r);
+	/* the same cookies for another Host: its HMAC is another */
+	snprintf(req, sizeof(req), "GET /in HTTP/1.1\r\nHost: b\r\n%s", ck);
+	assert_false(jwt_exchange(req, r, sizeof(r), NULL, 0));
+	assert_non_null(strstr(r, "HTTP/1.1 302 Found\r\n"));
+	assert_int_equal(OA_STAT(oauth_unauthorized_rq), 4);
+	/* 5. the callback again, logged in: back to the state's URL */
+	snprintf(
+	    req, sizeof(req),
+	    "GET /callback?code=abc&state=url%%3Dhttp%%253A%%252F%%252Fa%%252Fp2%%26nonce%%3D%s "
+	    "HTTP/1.1\r\nHost: a\r\n%s; OauthNonce=%s",
+	    nonce, ck, nonce);
+	assert_false(jwt_exchange(req, r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 302 Found\r\n") || !strstr(r, "location: http://a/p2\r\n"))
+		fail_msg("the client got: %s", r);
+	/* 6. signout: the four cookies deleted, back to / */
+	assert_false(jwt_exchange("GET /signout HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 302 Found\r\n") || !strstr(r, "location: http://a/\r\n") ||
+	    !strstr(r, "set-cookie: OauthHMAC=deleted; path=/; expires=Thu, 01 Jan 1970 00:00:00 "
+		       "GMT\r\n") ||
+	    !strstr(r, "set-cookie: BearerToken=deleted;") ||
+	    !strstr(r, "set-cookie: IdToken=deleted;") ||
+	    !strstr(r, "set-cookie: RefreshToken=deleted;"))
+		fail_msg("the client got: %s", r);
+	/* 7. pass_through_matcher: on, its Authorization kept */
+	assert_true(
+	    jwt_exchange("GET /p HTTP/1.1\r\nHost: a\r\nx-pass: 1\r\nAuthorization: Basic y", r,
+			 sizeof(r), up, sizeof(up)));
+	assert_non_null(strstr(up, "Authorization: Basic y\r\n"));
+	assert_int_equal(OA_STAT(oauth_passthrough), 1);
+	hh_end();
+}
+
+/* The callback refused as Envoy's validateOAuthCallback refuses it (no
+ * token request): a nonce cookie other than the state's (CSRF), none,
+ * the IdP's error, no code, a state without a URL; and the token
+ * endpoint's failures: a 500, bytes that are no JSON, no access_token,
+ * expires_in 0 without default_expires_in, a token that cannot be a
+ * cookie, an answer past HTTP_OAUTH2_ANSWER_MAX, no answer within the
+ * timeout: each 401 "OAuth flow failed.". */
+static void test_http_oauth2_callback_failures(void **state)
+{
+	(void)state;
+	oa_begin("");
+	char r[8192], up[4096];
+#define OA_ST "state=url%3Dhttp%253A%252F%252Fa%252F%26nonce%3D0123456789abcdef"
+#define OA_NC "Cookie: OauthNonce=0123456789abcdef"
+	const char *st = OA_ST;
+	const char *bad[] = {
+	    "GET /callback?code=c&" OA_ST
+	    " HTTP/1.1\r\nHost: a\r\nCookie: OauthNonce=0123456789abcdeX",
+	    "GET /callback?code=c&" OA_ST " HTTP/1.1\r\nHost: a",
+	    "GET /callback?error=x&code=c&" OA_ST " HTTP/1.1\r\nHost: a\r\n" OA_NC,
+	    "GET /callback?" OA_ST " HTTP/1.1\r\nHost: a\r\n" OA_NC,
+	    "GET /callback?code=c&state=nonce%3D0123456789abcdef HTTP/1.1\r\nHost: a\r\n" OA_NC,
+	    "GET /callback?code=c&state=url%3Dftp%253A%252F%252Fa%26nonce%3D0123456789abcdef "
+	    "HTTP/1.1\r\nHost: a\r\n" OA_NC,
+	};
+	char req[1024];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_false(jwt_exchange(bad[i], r, sizeof(r), NULL, 0));
+		if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") || !strstr(r, "OAuth flow failed."))
+			fail_msg("case %zu: the client got: %s", i, r);
+	}
+	assert_int_equal(OA_STAT(oauth_failure), 6);
+	snprintf(
+	    req, sizeof(req),
+	    "GET /callback?code=c&%s HTTP/1.1\r\nHost: a\r\nCookie: OauthNonce=0123456789abcdef"
+	    "\r\n\r\n",
+	    st);
+	static char huge[HTTP_OAUTH2_ANSWER_MAX + 256];
+	/* one byte past the bound */
+	int hn =
+	    snprintf(huge, sizeof(huge), "HTTP/1.1 200 OK\r\ncontent-length: %u\r\n\r\n{\"a\":\"",
+		     HTTP_OAUTH2_ANSWER_MAX + 1);
+	memset(huge + hn, 'x', HTTP_OAUTH2_ANSWER_MAX + 1 - 8);
+	snprintf(huge + hn + HTTP_OAUTH2_ANSWER_MAX + 1 - 8, 3, "\"}");
+	const char *answers[] = {
+	    "HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n",
+	    oa_res("{\"a\":"),
+	    oa_res("{\"id_token\":\"x\",\"a\":1}"),
+	    oa_res("{\"access_token\":\"x\",\"expires_in\":0}  "),
+	    oa_res("{\"access_token\":\"x;y\",\"expires_in\":9}"),
+	    oa_res("{\"access_token\":7,  \"expires_in\":9}   "),
+	    huge,
+	};
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		assert_non_null(oa_send(req, answers[i], r, sizeof(r), up, sizeof(up)));
+		if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") || !strstr(r, "OAuth flow failed."))
+			fail_msg("answer %zu: the client got: %s", i, r);
+		if (strstr(r, "Connection: close") || strstr(r, "connection: close")) {
+			hh_reset(hh_client(0));
+			hh_settle();
+			hh_open(0, 82);
+			hh_settle();
+		}
+	}
+	assert_int_equal(OA_STAT(oauth_overflow), 1);
+	/* no answer within 0.5 s */
+	uint32_t mark = hh_client(0)->log_len;
+	assert_non_null(xa_check(0, req, up, sizeof(up)));
+	hh_advance(400);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	hh_advance(200);
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n"))
+		fail_msg("the client got: %s", r);
+	/* the client gone while the exchange runs: its context comes back */
+	hh_reset(hh_client(0));
+	hh_settle();
+	hh_open(1, 82);
+	hh_settle();
+	assert_non_null(xa_check(1, req, up, sizeof(up)));
+	assert_int_equal(http_oauth2_in_use(worker()), 1);
+	hh_reset(hh_client(1));
+	hh_settle();
+	assert_int_equal(http_oauth2_in_use(worker()), 0);
+	hh_end();
+}
+
+/* The secret arrives as SDS does: a new Secret reaches the next request
+ * (the old cookies' HMAC no longer passes); BASIC_AUTH sends the client
+ * id and secret in Authorization, not the body; deny_redirect_matcher
+ * answers 401 where the redirect would go; disable_id_token_set_cookie
+ * leaves IdToken out of the cookies and of the HMAC. */
+static void test_http_oauth2_secret_update_and_options(void **state)
+{
+	(void)state;
+	oa_begin(",\"auth_type\":\"BASIC_AUTH\",\"disable_id_token_set_cookie\":true,"
+		 "\"default_expires_in\":\"60s\","
+		 "\"deny_redirect_matcher\":[{\"name\":\"x-api\",\"present_match\":true}]");
+	char r[8192], up[4096], req[4096];
+	const char *st = "state=url%3Dhttp%253A%252F%252Fa%252F%26nonce%3D0123456789abcdef";
+	snprintf(
+	    req, sizeof(req),
+	    "GET /callback?code=c&%s HTTP/1.1\r\nHost: a\r\nCookie: OauthNonce=0123456789abcdef"
+	    "\r\n\r\n",
+	    st);
+	const char *ans = oa_res("{\"access_token\":\"A\",\"id_token\":\"I\"}   ");
+	assert_non_null(oa_send(req, ans, r, sizeof(r), up, sizeof(up)));
+	/* base64("cid:s3cr3t:/=") */
+	if (!strstr(up, "authorization: Basic Y2lkOnMzY3IzdDovPQ==\r\n") ||
+	    !strstr(up, "\r\n\r\ngrant_type=authorization_code&code=c&redirect_uri=http%3A%2F%2Fa"
+			"%2Fcallback") ||
+	    strstr(up, "client_secret"))
+		fail_msg("the token request: %s", up);
+	char exp[256], mac[256];
+	if (!strstr(r, "HTTP/1.1 302 Found\r\n") || strstr(r, "IdToken") ||
+	    !strstr(r, "set-cookie: BearerToken=A;path=/;Max-Age=60;secure;HttpOnly\r\n") ||
+	    !oa_hdr(r, "set-cookie: OauthExpires=", exp, sizeof(exp)) ||
+	    !oa_hdr(r, "set-cookie: OauthHMAC=", mac, sizeof(mac)))
+		fail_msg("the client got: %s", r);
+	*strchr(exp, ';') = 0;
+	mac[44] = 0;
+	char payload[1024], m2[64];
+	snprintf(payload, sizeof(payload), "a\n%s\nA\n\n", exp);
+	oa_mac("s3cr3t:/=", payload, m2);
+	assert_string_equal(mac, m2);
+	char ck[2048];
+	snprintf(ck, sizeof(ck),
+		 "GET /in HTTP/1.1\r\nHost: a\r\nCookie: OauthHMAC=%s; OauthExpires=%s; "
+		 "BearerToken=A",
+		 mac, exp);
+	assert_true(jwt_exchange(ck, r, sizeof(r), up, sizeof(up)));
+	/* the Secret updated: the same cookies are no longer right */
+	hh_apply(ARN_TYPE_URL_SECRET, OA_SECRET("another"));
+	hh_settle();
+	assert_false(jwt_exchange(ck, r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 302 Found\r\n"))
+		fail_msg("the client got: %s", r);
+	/* deny_redirect_matcher */
+	assert_false(
+	    jwt_exchange("GET /api HTTP/1.1\r\nHost: a\r\nx-api: 1", r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n"))
+		fail_msg("the client got: %s", r);
+	hh_end();
+}
+
 int main(void)
 {
 	/* the data path runs the HTTP filters and, on a connection
@@ -7716,6 +8108,9 @@ int main(void)
 	    T(test_http_basic_auth_header),
 	    T(test_http_basic_auth_with_jwt_edits),
 	    T(test_http_basic_auth_envoy_gateway),
+	    T(test_http_oauth2_flow),
+	    T(test_http_oauth2_callback_failures),
+	    T(test_http_oauth2_secret_update_and_options),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_half_close_shapes),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
