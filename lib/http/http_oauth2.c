@@ -223,36 +223,44 @@ int http_oauth2_parse_callback(const char *q, size_t qlen, char *buf, size_t cap
 	return url_ok(ud, *url_len) ? 0 : -EINVAL;
 }
 
+const char *http_oauth2_cookie_in(const char *v, size_t n, const char *name, size_t nlen,
+				  size_t *vlen)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && v[j] != ';')
+			j++;
+		size_t a = i;
+		while (a < j && v[a] == ' ')
+			a++;
+		size_t eq = a;
+		while (eq < j && v[eq] != '=')
+			eq++;
+		if (eq < j && eq - a == nlen && !memcmp(v + a, name, nlen)) {
+			const char *x = v + eq + 1;
+			size_t xl = j - eq - 1;
+			if (xl >= 2 && x[0] == '"' && x[xl - 1] == '"') {
+				x++;
+				xl -= 2;
+			}
+			*vlen = xl;
+			return x;
+		}
+		i = j + 1;
+	}
+	return NULL;
+}
+
 const char *http_oauth2_cookie(const struct http_stream *st, const char *name, size_t nlen,
 			       size_t *vlen)
 {
 	const struct arn_h1_msg *m = &st->req.m;
 	for (int k = arn_h1_find(m, "cookie", 6, 0); k >= 0;
 	     k = arn_h1_find(m, "cookie", 6, k + 1)) {
-		const char *v = m->hdrs[k].value;
-		size_t n = m->hdrs[k].value_len;
-		for (size_t i = 0; i < n;) {
-			size_t j = i;
-			while (j < n && v[j] != ';')
-				j++;
-			size_t a = i;
-			while (a < j && v[a] == ' ')
-				a++;
-			size_t eq = a;
-			while (eq < j && v[eq] != '=')
-				eq++;
-			if (eq < j && eq - a == nlen && !memcmp(v + a, name, nlen)) {
-				const char *x = v + eq + 1;
-				size_t xl = j - eq - 1;
-				if (xl >= 2 && x[0] == '"' && x[xl - 1] == '"') {
-					x++;
-					xl -= 2;
-				}
-				*vlen = xl;
-				return x;
-			}
-			i = j + 1;
-		}
+		const char *x =
+		    http_oauth2_cookie_in(m->hdrs[k].value, m->hdrs[k].value_len, name, nlen, vlen);
+		if (x)
+			return x;
 	}
 	return NULL;
 }
@@ -581,14 +589,22 @@ int http_oauth2_parse_answer(const char *s, size_t len, char *buf, size_t cap,
 	}
 	for (;;) {
 		js_ws(&j);
-		const char *k;
-		uint32_t kl;
-		/* the key is decoded too (an escaped name is the same name);
-		 * its bytes are given back after */
-		size_t mark = j.used;
+		/* the key decoded too (an escaped name is the same name), into
+		 * a small buffer: a longer one is none of ours */
+		char kbuf[16];
+		const char *k = NULL;
+		uint32_t kl = 0;
 		if (j.i >= j.n || s[j.i] != '"')
 			return -EINVAL;
-		int rc = js_string(&j, true, &k, &kl);
+		struct js kj = {.s = s, .n = len, .i = j.i, .buf = kbuf, .cap = sizeof(kbuf)};
+		int rc = js_string(&kj, true, &k, &kl);
+		if (rc == -ENOSPC) {
+			kl = 0;
+			rc = js_string(&j, false, &k, &kl);
+			k = NULL;
+		} else {
+			j.i = kj.i;
+		}
 		if (rc < 0)
 			return rc;
 		js_ws(&j);
@@ -600,10 +616,7 @@ int http_oauth2_parse_answer(const char *s, size_t len, char *buf, size_t cap,
 		const char **dst = NULL;
 		uint32_t *dl = NULL;
 		bool *has = NULL;
-		char kbuf[16];
-		size_t klen = kl < sizeof(kbuf) ? kl : sizeof(kbuf);
-		memcpy(kbuf, k, klen);
-		j.used = mark;
+		size_t klen = k ? kl : 0;
 		if (key_is(kbuf, (uint32_t)klen, "access_token") && kl == klen) {
 			dst = &out->access;
 			dl = &out->access_len;
@@ -883,7 +896,7 @@ static bool cookie_octets(const char *s, size_t n)
 }
 
 /* The id token's exp (a JWT's payload "exp"), or 0. */
-static uint64_t id_token_exp(const char *t, size_t n)
+uint64_t http_oauth2_jwt_exp(const char *t, size_t n)
 {
 	const char *d1 = memchr(t, '.', n);
 	const char *d2 = d1 ? memchr(d1 + 1, '.', (size_t)(t + n - d1 - 1)) : NULL;
@@ -971,7 +984,7 @@ static void oa_done(struct http_oauth2 *a)
 	snprintf(exp_s, sizeof(exp_s), "%llu", (unsigned long long)exp_in);
 	snprintf(id_s, sizeof(id_s), "%s", exp_s);
 	if (ans.id_len) {
-		uint64_t e = id_token_exp(ans.id, ans.id_len);
+		uint64_t e = http_oauth2_jwt_exp(ans.id, ans.id_len);
 		if (e)
 			snprintf(id_s, sizeof(id_s), "%llu",
 				 (unsigned long long)(e > now ? e - now : 0));

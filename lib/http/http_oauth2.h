@@ -84,6 +84,14 @@ int http_oauth2_parse_callback(const char *q, size_t qlen, char *buf, size_t cap
 const char *http_oauth2_cookie(const struct http_stream *st, const char *name, size_t nlen,
 			       size_t *vlen);
 
+/** The same in one Cookie header value @p v (@p n bytes), or NULL. */
+const char *http_oauth2_cookie_in(const char *v, size_t n, const char *name, size_t nlen,
+				  size_t *vlen);
+
+/** An id token's "exp" (a JWT's payload, base64url, a JSON object whose
+ * exp is a non-negative integer), or 0 when it has none. */
+uint64_t http_oauth2_jwt_exp(const char *t, size_t n);
+
 /** Envoy's encodeHmacBase64 of (host, expires, token, id, refresh) with
  * @p key into @p out (45 bytes, NUL-terminated). */
 void http_oauth2_hmac(const uint8_t *key, size_t klen, const char *const *parts, const size_t *lens,

@@ -8027,6 +8027,69 @@ static void test_http_oauth2_secret_update_and_options(void **state)
 	hh_end();
 }
 
+/* The token endpoint's answer as Envoy's loadFromJson reads an
+ * OAuthResponse: unknown members of any shape skipped (an unknown key
+ * longer than the decoding buffer too), escaped names and values decoded,
+ * null an unset wrapper, expires_in a number or a string of one; not
+ * JSON, a non-string token, a negative or fractional expires_in, nesting
+ * past HTTP_OAUTH2_JSON_DEPTH, bytes after the object: refused. */
+static void test_http_oauth2_answer_parser(void **state)
+{
+	(void)state;
+	static char in[16384], buf[3 * HTTP_OAUTH2_TOKEN_MAX + 3];
+	struct http_oauth2_answer a;
+	/* an unknown key past the buffer's size */
+	int n = snprintf(in, sizeof(in), "{\"");
+	memset(in + n, 'k', 13000);
+	n += 13000;
+	n += snprintf(in + n, sizeof(in) - (size_t)n, "\":1,\"access_token\":\"t\"}");
+	assert_int_equal(http_oauth2_parse_answer(in, (size_t)n, buf, sizeof(buf), &a), 0);
+	assert_true(a.has_access);
+	assert_memory_equal(a.access, "t", 1);
+	const char *ok = "{\"acc\\u0065ss_token\":\"a\\/b\\u00e9\\ud83d\\ude00\",\"id_token\":null,"
+			 "\"expires_in\":\"60\",\"x\":[{\"y\":[[]]},-1.5e+3,false]}";
+	assert_int_equal(http_oauth2_parse_answer(ok, strlen(ok), buf, sizeof(buf), &a), 0);
+	assert_int_equal(a.access_len, 9);
+	assert_memory_equal(a.access, "a/b\xc3\xa9\xf0\x9f\x98\x80", 9);
+	assert_null(a.id);
+	assert_true(a.has_expires);
+	assert_int_equal(a.expires_in, 60);
+	const char *bad[] = {
+	    "",
+	    "[]",
+	    "{\"access_token\":1}",
+	    "{\"access_token\":\"a\"} x",
+	    "{\"access_token\":\"a\",\"expires_in\":-1}",
+	    "{\"access_token\":\"a\",\"expires_in\":1.5}",
+	    "{\"access_token\":\"a\\ud800\"}",
+	    "{\"access_token\":\"a\",}",
+	    "{\"access_token\":\"a\x01\"}",
+	    "{\"a\":[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (http_oauth2_parse_answer(bad[i], strlen(bad[i]), buf, sizeof(buf), &a) == 0)
+			fail_msg("accepted: %s", bad[i]);
+	/* 15 levels below the top: within the bound */
+	const char *deep = "{\"a\":[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]}";
+	assert_int_equal(http_oauth2_parse_answer(deep, strlen(deep), buf, sizeof(buf), &a), 0);
+	/* a buffer too small for the token */
+	const char *big = "{\"access_token\":\"0123456789\"}";
+	assert_int_equal(http_oauth2_parse_answer(big, strlen(big), buf, 4, &a), -ENOSPC);
+	/* an id token's exp: a JWT's payload (base64url {"exp":1700000000}) */
+	const char *jwt = "e30.eyJleHAiOjE3MDAwMDAwMDB9.x";
+	assert_int_equal(http_oauth2_jwt_exp(jwt, strlen(jwt)), 1700000000);
+	assert_int_equal(http_oauth2_jwt_exp("e30.e30.x", 9), 0);
+	assert_int_equal(http_oauth2_jwt_exp("opaque", 6), 0);
+	/* Envoy's parseCookies: the first, spaces before a name, quotes off */
+	size_t vl;
+	const char *v =
+	    http_oauth2_cookie_in("a=1;  OauthHMAC=\"x=\"; OauthHMAC=y", 33, "OauthHMAC", 9, &vl);
+	assert_non_null(v);
+	assert_int_equal(vl, 2);
+	assert_memory_equal(v, "x=", 2);
+	assert_null(http_oauth2_cookie_in("OauthHMACx=1", 12, "OauthHMAC", 9, &vl));
+}
+
 int main(void)
 {
 	/* the data path runs the HTTP filters and, on a connection
@@ -8111,6 +8174,7 @@ int main(void)
 	    T(test_http_oauth2_flow),
 	    T(test_http_oauth2_callback_failures),
 	    T(test_http_oauth2_secret_update_and_options),
+	    T(test_http_oauth2_answer_parser),
 	    T(test_tcp_proxy_relays_and_carries_half_close),
 	    T(test_tcp_proxy_half_close_shapes),
 	    T(test_tcp_proxy_slow_client_holds_no_bytes),
