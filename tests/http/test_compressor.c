@@ -21,6 +21,8 @@
 #include <nghttp2/nghttp2.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #define CMP_LISTENER(name, port, filters)                                                          \
 	"      - name: " name "\n"                                                                 \
@@ -1645,6 +1647,103 @@ static void test_http2_fault(void **state)
 	hh_clients_h2 = false;
 }
 
+/* clang-format off */
+#define OA_H2_LISTENER                                                                             \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"oa2\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"oa\",\"typed_config\":{\"@type\":\"type.googleapis.com/"    \
+	"envoy.extensions.filters.http.oauth2.v3.OAuth2\",\"config\":{\"token_endpoint\":{"        \
+	"\"uri\":\"https://idp/t\",\"cluster\":\"web\",\"timeout\":\"1s\"},"                       \
+	"\"authorization_endpoint\":\"https://idp/auth\",\"credentials\":{\"client_id\":\"c\","    \
+	"\"token_secret\":{\"name\":\"dyn\"},\"hmac_secret\":{\"name\":\"dyn\"}},"                 \
+	"\"redirect_uri\":\"%REQ(:scheme)%://%REQ(:authority)%/cb\","                              \
+	"\"redirect_path_matcher\":{\"path\":{\"exact\":\"/cb\"}},"                                \
+	"\"signout_path\":{\"path\":{\"exact\":\"/out\"}},\"forward_bearer_token\":true}}},"       \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{\"@type\":"                     \
+	"\"type.googleapis.com/envoy.extensions.filters.http.router.v3.Router\"}}]}}]}]}"
+/* clang-format on */
+
+/* envoy.filters.http.oauth2 over an HTTP/2 client: no cookies is the 302
+ * to the authorization endpoint, its state from :scheme, :authority and
+ * :path, with the nonce cookie; cookies whose HMAC (computed here with
+ * OpenSSL's HMAC) is right reach the upstream with the Bearer. */
+static void test_http2_oauth2(void **state)
+{
+	(void)state;
+	hh_clients_h2 = true;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_SECRET,
+		 "{\"name\":\"dyn\",\"generic_secret\":{\"secret\":{\"inline_string\":\"k\"}}}");
+	hh_apply(ARN_TYPE_URL_LISTENER, OA_H2_LISTENER);
+	hh_cfg_changed = true;
+	hh_settle();
+	struct h2c c = {.p = client(0, 82), .bcap = 1 << 16};
+	c.body = malloc(c.bcap);
+	assert_non_null(c.body);
+	nghttp2_session_callbacks *cb;
+	nghttp2_session_callbacks_new(&cb);
+	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
+	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2c_data);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
+	nghttp2_session *s;
+	assert_int_equal(nghttp2_session_client_new(&s, cb, &c), 0);
+	nghttp2_session_callbacks_del(cb);
+	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+#define NV(a, b) {(uint8_t *)(a), (uint8_t *)(b), strlen(a), strlen(b), NGHTTP2_NV_FLAG_NONE}
+	nghttp2_nv nv0[] = {NV(":method", "GET"), NV(":path", "/p?q"), NV(":scheme", "http"),
+			    NV(":authority", "a")};
+	assert_true(nghttp2_submit_request(s, NULL, nv0, 4, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	assert_true(c.closed);
+	assert_null(hh_upstream(0));
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 302\n") ||
+	    !strstr(c.head,
+		    "location: https://idp/auth?client_id=c&redirect_uri=http%3A%2F%2Fa%2Fcb"
+		    "&response_type=code&scope=user&state=url%3Dhttp%253A%252F%252Fa%252Fp%"
+		    "253Fq%26nonce%3D") ||
+	    !strstr(c.head, "set-cookie: OauthNonce="))
+		fail_msg("the head: %s", c.head);
+	c.closed = false;
+	c.hl = 0;
+	char exp[32], payload[128], cookie[256];
+	snprintf(exp, sizeof(exp), "%lld", (long long)time(NULL) + 600);
+	snprintf(payload, sizeof(payload), "a\n%s\ntok\n\n", exp);
+	unsigned char md[32];
+	unsigned int ml = 0;
+	HMAC(EVP_sha256(), "k", 1, (const unsigned char *)payload, strlen(payload), md, &ml);
+	char mac[48];
+	EVP_EncodeBlock((unsigned char *)mac, md, 32);
+	snprintf(cookie, sizeof(cookie), "OauthHMAC=%s; OauthExpires=%s; BearerToken=tok", mac,
+		 exp);
+	nghttp2_nv nv[] = {NV(":method", "GET"), NV(":path", "/p"), NV(":scheme", "http"),
+			   NV(":authority", "a"), NV("cookie", cookie)};
+#undef NV
+	assert_true(nghttp2_submit_request(s, NULL, nv, 5, NULL, NULL) > 0);
+	h2c_pump(s, &c);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	if (!memmem(u->log, u->log_len, "authorization: Bearer tok\r\n", 27))
+		fail_msg("the upstream got: %.*s", (int)u->log_len, u->log);
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	hh_send(u, ok, sizeof(ok) - 1, 0);
+	for (int i = 0; i < 20 && !c.closed; i++)
+		h2c_pump(s, &c);
+	assert_true(c.closed);
+	c.head[c.hl] = 0;
+	if (!strstr(c.head, ":status: 200\n"))
+		fail_msg("the head: %s", c.head);
+	nghttp2_session_del(s);
+	free(c.body);
+	hh_end();
+	hh_clients_h2 = false;
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -1669,6 +1768,7 @@ int main(void)
 	    cmocka_unit_test(test_http2_basic_auth),
 	    cmocka_unit_test(test_http2_fault),
 	    cmocka_unit_test(test_http2_grpc_web),
+	    cmocka_unit_test(test_http2_oauth2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
