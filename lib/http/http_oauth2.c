@@ -850,10 +850,12 @@ static void to_server(struct http_stream *st, size_t i, const struct arn_cfg_oau
 		memcpy(loc + ll, p->k, p->kl);
 		ll += p->kl;
 		loc[ll++] = '=';
-		memcpy(loc + ll, p->v, p->vl);
+		if (p->vl) /* (an empty value may have no bytes behind it) */
+			memcpy(loc + ll, p->v, p->vl);
 		ll += p->vl;
 	}
-	memcpy(loc + ll, f->resources, f->resources_len);
+	if (f->resources_len) /* NULL without resources */
+		memcpy(loc + ll, f->resources, f->resources_len);
 	ll += f->resources_len;
 	e[ne++] = (struct arn_h1_edit){.name = "location",
 				       .name_len = 8,
