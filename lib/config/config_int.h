@@ -329,6 +329,10 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 /** A RouteConfiguration's typed_per_filter_config (newer than the API copy). */
 void conv_per_filter_newer(struct conv *c, struct pb p, struct arn_cfg_per_filter **out,
 			   size_t *n);
+/** An SdsSecretConfig @p s (field @p f): its name a reference into @p r
+ * and a warming dependency; missing, nameless or with a non-ADS
+ * sds_config refused (X13). conv_common.c */
+void conv_sds_secret(struct conv *c, struct pb s, const char *f, struct arn_cfg_ref *r);
 /** A RuntimeFeatureFlag @p f of @p p: Arion has no runtime, so its
  * default_value decides (true when the flag is unset). */
 bool conv_runtime_flag(struct conv *c, struct pb p, const char *f);

@@ -255,33 +255,9 @@ static void ci_generic(struct conv *c, struct pb g, struct arn_cfg_cred_injector
 				 o->header);
 	}
 	o->header_len = (uint32_t)len;
-	struct pb s = pb_msg(g, "credential");
-	if (!s.m) {
-		conv_err(c, "credential", "missing (Envoy requires it)");
-		return;
-	}
-	size_t m = conv_push(c, "credential");
-	conv_only(c, s, "name,sds_config");
-	upb_StringView name = pb_str(s, "name");
-	if (!name.size) {
-		conv_err(c, "name", "missing");
-	} else {
-		conv_refs(c, &o->secret, name);
-		/* An SDS generic_secret is not a kind of secret Arion's store
-		 * holds yet (lib/config/conv_secret.c converts tls_certificate,
-		 * validation_context and session_ticket_keys): refused by name
-		 * until it does, never injected empty. To wire it: a warming
-		 * dependency as conv_tls.c's secret_ref makes (conv_dep with
-		 * ARN_CFG_SECRET and the sds_config's initial_fetch_timeout) in
-		 * place of this refusal, and http_apikey.c's cred_value reading
-		 * the generic secret's bytes (at most ARN_CFG_CRED_MAX_VALUE, no
-		 * CR, LF or NUL: a header value). */
-		conv_err(c, "name",
-			 "'%.*s': Arion does not yet resolve an SDS generic_secret for "
-			 "credential_injector",
-			 (int)name.size, name.data);
-	}
-	conv_pop(c, m);
+	/* an SDS generic_secret by name, a warming dependency: the listener
+	 * waits for it (http_apikey.c's cred_value reads its bytes) */
+	conv_sds_secret(c, pb_msg(g, "credential"), "credential", &o->secret);
 }
 
 const struct arn_cfg_cred_injector *conv_cred_injector(struct conv *c, struct pb p)

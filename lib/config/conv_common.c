@@ -1228,6 +1228,32 @@ void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops
 
 /* RuntimeFractionalPercent and FractionalPercent (filters, mirror policies,
  * the fault filter) */
+/* An SdsSecretConfig: a name on the ADS stream (X13), a warming
+ * dependency. */
+void conv_sds_secret(struct conv *c, struct pb s, const char *f, struct arn_cfg_ref *r)
+{
+	size_t m = conv_push(c, "%s", f);
+	if (!s.m) {
+		conv_err(c, "", "missing (Envoy requires it)");
+		conv_pop(c, m);
+		return;
+	}
+	conv_only(c, s, "name,sds_config");
+	upb_StringView name = pb_str(s, "name");
+	struct pb cs = pb_msg(s, "sds_config");
+	if (!name.size)
+		conv_err(c, "name", "missing: a secret is referenced by name (X13)");
+	if (cs.m && !pb_has(cs, "ads"))
+		conv_err(c, "sds_config",
+			 "an sds_config source is refused: secrets are referenced by name only "
+			 "and always arrive on the ADS stream; remove sds_config or use ads (X13)");
+	if (name.size) {
+		conv_refs(c, r, name);
+		conv_dep(c, ARN_CFG_SECRET, name.data, name.size, true, conv_fetch_timeout(c, cs));
+	}
+	conv_pop(c, m);
+}
+
 bool conv_runtime_flag(struct conv *c, struct pb p, const char *f)
 {
 	struct pb rf = pb_msg(p, f);

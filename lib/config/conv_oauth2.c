@@ -91,32 +91,6 @@ static bool url_bytes_ok(struct conv *c, const char *f, upb_StringView u)
 	return true;
 }
 
-/* An SdsSecretConfig: a name on the ADS stream (X13), a warming
- * dependency. */
-static void oa_secret(struct conv *c, struct pb s, const char *f, struct arn_cfg_ref *r)
-{
-	size_t m = conv_push(c, "%s", f);
-	if (!s.m) {
-		conv_err(c, "", "missing (Envoy requires it)");
-		conv_pop(c, m);
-		return;
-	}
-	conv_only(c, s, "name,sds_config");
-	upb_StringView name = pb_str(s, "name");
-	struct pb cs = pb_msg(s, "sds_config");
-	if (!name.size)
-		conv_err(c, "name", "missing: a secret is referenced by name (X13)");
-	if (cs.m && !pb_has(cs, "ads"))
-		conv_err(c, "sds_config",
-			 "an sds_config source is refused: secrets are referenced by name only "
-			 "and always arrive on the ADS stream; remove sds_config or use ads (X13)");
-	if (name.size) {
-		conv_refs(c, r, name);
-		conv_dep(c, ARN_CFG_SECRET, name.data, name.size, true, conv_fetch_timeout(c, cs));
-	}
-	conv_pop(c, m);
-}
-
 static void oa_cookie(struct conv *c, struct pb cn, const char *f, const char *dflt,
 		      const char **out, uint8_t *len)
 {
@@ -402,8 +376,8 @@ const struct arn_cfg_oauth2 *conv_oauth2(struct conv *c, struct pb f)
 		else if (url_bytes_ok(c, "client_id", cid))
 			o->client_id = conv_str(c, cid);
 		o->client_id_len = (uint32_t)cid.size;
-		oa_secret(c, pb_msg(cr, "token_secret"), "token_secret", &o->token_secret);
-		oa_secret(c, pb_msg(cr, "hmac_secret"), "hmac_secret", &o->hmac_secret);
+		conv_sds_secret(c, pb_msg(cr, "token_secret"), "token_secret", &o->token_secret);
+		conv_sds_secret(c, pb_msg(cr, "hmac_secret"), "hmac_secret", &o->hmac_secret);
 		struct pb cn = pb_msg(cr, "cookie_names");
 		size_t k = conv_push(c, "cookie_names");
 		if (cn.m)

@@ -402,18 +402,27 @@ bool http_api_key_step(struct http_stream *st, size_t i, const struct arn_cfg_ap
 	return false;
 }
 
-/* The generic credential's value: secret @p f->secret of the request's
- * configuration generation @p g. The store holds no generic_secret yet
- * (conversion refuses the reference, conv_apikey.c's ci_generic): none,
- * which Envoy's generic injector answers "Failed to get credential from
- * secret". */
+/* The generic credential's value: the bytes of generic_secret
+ * @p f->secret in the request's configuration generation @p g (the
+ * listener warmed on it: only a secret removed since, or one of another
+ * kind, is missing), as they are, if they can be a header value (at most
+ * ARN_CFG_CRED_MAX_VALUE, no CR, LF or NUL). None: Envoy's generic
+ * injector's "Failed to get credential from secret". */
 static bool cred_value(const struct arn_cfg_gen *g, const struct arn_cfg_cred_injector *f,
 		       const char **v, size_t *len)
 {
-	(void)g, (void)f;
 	*v = NULL;
 	*len = 0;
-	return false;
+	const struct arn_cfg_secret *s = g ? arn_cfg_secret_find(g, &f->secret) : NULL;
+	if (!s || s->kind != ARN_CFG_SECRET_GENERIC || !s->generic_len ||
+	    s->generic_len > ARN_CFG_CRED_MAX_VALUE)
+		return false;
+	for (size_t i = 0; i < s->generic_len; i++)
+		if (s->generic[i] == '\r' || s->generic[i] == '\n' || s->generic[i] == 0)
+			return false;
+	*v = (const char *)s->generic;
+	*len = s->generic_len;
+	return true;
 }
 
 bool http_cred_inject_step(struct http_stream *st, size_t i, const struct arn_cfg_cred_injector *f,

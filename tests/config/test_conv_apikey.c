@@ -247,13 +247,25 @@ static void test_api_key_auth_limits(void **state)
 static void test_credential_injector(void **state)
 {
 	(void)state;
-	tc_refused(L,
-		   LISTENER(HCM(CI("\"overwrite\":true," CI_GENERIC(
-				    "\"credential\":{\"name\":\"credential_injector/credential/r\","
-				    "\"sds_config\":{\"ads\":{}}},\"header\":\"X-Token\"")),
-				"")),
-		   "credential.typed_config.credential.name: 'credential_injector/credential/r': "
-		   "Arion does not yet resolve an SDS generic_secret for credential_injector");
+	/* the generic credential: an SDS generic_secret by name over ADS (a
+	 * warming dependency), the header lower cased */
+	tc_ok(ARN_TYPE_URL_SECRET, "{\"name\":\"credential_injector/credential/r\","
+				   "\"generic_secret\":{\"secret\":{\"inline_string\":\"t\"}}}");
+	tc_ok(L, LISTENER(HCM(CI("\"overwrite\":true," CI_GENERIC(
+				  "\"credential\":{\"name\":\"credential_injector/credential/r\","
+				  "\"sds_config\":{\"ads\":{}}},\"header\":\"X-Token\"")),
+			      "")));
+	const struct arn_cfg_cred_injector *ci = hcm0()->http_filter_cfgs[0];
+	assert_true(ci->overwrite);
+	assert_false(ci->allow_without);
+	assert_string_equal(ci->header, "x-token");
+	assert_int_equal(ci->secret.len, strlen("credential_injector/credential/r"));
+	tc_refused(
+	    L,
+	    LISTENER(HCM(CI(CI_GENERIC("\"credential\":{\"name\":\"s\",\"sds_config\":{"
+				       "\"path_config_source\":{\"path\":\"/x\"}}}")),
+			 "")),
+	    "credential.typed_config.credential.sds_config: an sds_config source is refused");
 	tc_refused(L, LISTENER(HCM(CI("\"overwrite\":true"), "")),
 		   "credential: missing (Envoy requires it)");
 	tc_refused(L, LISTENER(HCM(CI(CI_GENERIC("\"header\":\"x\"")), "")),

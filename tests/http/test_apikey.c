@@ -61,6 +61,32 @@
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
 
+/* Listener "dyn" (port 82), stat_prefix ci: credential_injector "ci"
+ * (its generic credential the SDS generic_secret "dyn", the header %s,
+ * then more CredentialInjector fields %s) before the router to web. */
+#define CI_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"ci\","               \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"ci\",\"typed_config\":{" AT_(                               \
+	    "credential_injector.v3.CredentialInjector") ",\"credential\":{\"name\":"              \
+							 "\"envoy.http.injected_credentials."      \
+							 "generic\",\"typed_config\":{\"@type\":"  \
+							 "\"type.googleapis.com/"                  \
+							 "envoy.extensions.http.injected_"         \
+							 "credentials.generic.v3.Generic\","       \
+							 "\"credential\":{\"name\":\"dyn\"}%s}}%"  \
+							 "s}},"                                    \
+							 "{\"name\":\"envoy.filters.http."         \
+							 "router\",\"typed_config\":{" AT_(        \
+							     "router.v3.Router") "}}]}}]}]}"
+#define CI_SECRET(v)                                                                               \
+	"{\"name\":\"dyn\",\"generic_secret\":{\"secret\":{\"inline_string\":\"" v "\"}}}"
+/* clang-format on */
+
 static char log_path[64];
 static char long_key[1025];
 static uint8_t ucap[N_UPSTREAMS][1 << 16];
@@ -742,6 +768,82 @@ static void test_api_key_auth_fuzz_listener(void **state)
 	arn_stats_scope_put(sc);
 }
 
+static uint64_t ci_stat(unsigned id)
+{
+	struct arn_stats_scope *sc = arn_stats_scope_get_named(
+	    &arn_stats_cred_injector_schema, "http.ci.credential_injector", NULL, NULL);
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+static void ci_begin(const char *secret, const char *hdr, const char *fields)
+{
+	static char json[8192];
+	snprintf(json, sizeof(json), CI_LISTENER, hdr, fields);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_SECRET, secret);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* credential_injector with an SDS generic_secret (Envoy Gateway's
+ * HTTPRouteFilter credentialInjection): the secret's bytes go upstream in
+ * the header (authorization by default); a client's own stays unless
+ * overwrite; a secret update reaches the next request; a secret that
+ * cannot be a header value (CR, LF) is none: 401
+ * failed_to_inject_credential, or the request goes on without it with
+ * allow_request_without_credential. Refused before (no generic_secret). */
+static void test_credential_injector(void **state)
+{
+	(void)state;
+	char r[4096], up[4096];
+	ci_begin(CI_SECRET("Bearer s3cr3t"), "", "");
+	assert_true(exchange("GET /a HTTP/1.1\r\nHost: a", r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "\r\nauthorization: Bearer s3cr3t\r\n"))
+		fail_msg("the upstream got: %s", up);
+	/* the client's own stays (overwrite false) */
+	assert_true(exchange("GET /a HTTP/1.1\r\nHost: a\r\nAuthorization: Basic bWU6cHc=", r,
+			     sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "Authorization: Basic bWU6cHc=\r\n") || strstr(up, "s3cr3t"))
+		fail_msg("the upstream got: %s", up);
+	assert_int_equal(ci_stat(ARN_CRED_INJECTOR_injected), 1);
+	assert_int_equal(ci_stat(ARN_CRED_INJECTOR_already_exists), 1);
+	/* a secret update reaches the next request */
+	hh_apply(ARN_TYPE_URL_SECRET, CI_SECRET("Bearer n3w"));
+	hh_settle();
+	assert_true(exchange("GET /a HTTP/1.1\r\nHost: a", r, sizeof(r), up, sizeof(up)));
+	if (!strstr(up, "\r\nauthorization: Bearer n3w\r\n"))
+		fail_msg("the upstream got: %s", up);
+	/* a value that cannot be a header's: none, 401 */
+	hh_apply(ARN_TYPE_URL_SECRET, CI_SECRET("Bearer a\\r\\nx-evil: 1"));
+	hh_settle();
+	assert_false(exchange("GET /a HTTP/1.1\r\nHost: a", r, sizeof(r), NULL, 0));
+	if (!strstr(r, "HTTP/1.1 401 Unauthorized\r\n") ||
+	    !strstr(r, "Failed to inject credential."))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(ci_stat(ARN_CRED_INJECTOR_failed), 1);
+	hh_end();
+
+	/* overwrite, another header; allow_request_without_credential */
+	ci_begin(CI_SECRET("k-1"), ",\"header\":\"X-Api-Token\"",
+		 ",\"overwrite\":true,\"allow_request_without_credential\":true");
+	assert_true(exchange("GET /a HTTP/1.1\r\nHost: a\r\nx-api-token: mine", r, sizeof(r), up,
+			     sizeof(up)));
+	if (!strstr(up, "\r\nx-api-token: k-1\r\n") || strstr(up, "mine"))
+		fail_msg("the upstream got: %s", up);
+	hh_apply(ARN_TYPE_URL_SECRET, CI_SECRET("bad\\nvalue"));
+	hh_settle();
+	assert_true(exchange("GET /a HTTP/1.1\r\nHost: a", r, sizeof(r), up, sizeof(up)));
+	if (strstr(up, "x-api-token") || strstr(up, "value"))
+		fail_msg("the upstream got: %s", up);
+	assert_int_equal(ci_stat(ARN_CRED_INJECTOR_failed), 1);
+	hh_end();
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -752,6 +854,7 @@ int main(void)
 	    cmocka_unit_test(test_api_key_auth_connect),
 	    cmocka_unit_test(test_api_key_auth_fuzz_listener),
 	    cmocka_unit_test(test_http2_api_key_auth),
+	    cmocka_unit_test(test_credential_injector),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
