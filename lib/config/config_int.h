@@ -322,7 +322,7 @@ bool conv_l4_network_filter(struct conv *c, struct pb f, upb_StringView tn, bool
  */
 bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_t *kind,
 			 const void **cfg);
-/** A route's or virtual host's rate_limits (field of @p p). */
+/** A route's or virtual host's rate_limits (field of @p p). conv_rate_limits.c */
 void conv_rate_limits(struct conv *c, struct pb p, struct arn_cfg_rate_limit **out, size_t *n);
 /** A route's or virtual host's typed_per_filter_config (map field of @p p). */
 void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **out, size_t *n);
