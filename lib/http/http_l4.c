@@ -1157,14 +1157,26 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	fstat_inc(hc, sc, ARN_HLRL_enforced);
 	static const char body[] = "local_rate_limited";
 	struct arn_h1_edit e[MAX_EDITS];
-	/* one slot stays for local_reply's health check header */
-	int k = rl_reply_edits(st, &d, e, MAX_EDITS - 1);
+	/* one slot stays for local_reply's health check header, and one
+	 * for rate_limited_as_resource_exhausted: a gRPC request's status is
+	 * RESOURCE_EXHAUSTED (Envoy's rateLimitedGrpcStatus), not the one
+	 * its HTTP status maps to (the local reply keeps a grpc-status
+	 * given to it) */
+	const struct arn_cfg_http_ratelimit *lc = d.config ? d.config : f;
+	bool re = lc->resource_exhausted && http_is_grpc(st);
+	int k = rl_reply_edits(st, &d, e, MAX_EDITS - 1 - (re ? 1 : 0));
 	if (k < 0) {
 		/* never the limit's answer without its headers (issue 12) */
 		HTTP_INC(hc, rs_edit_overflow);
 		http_local_reply(st, 500, NULL, 0, 0, "response_edits_overflow", NULL, 0);
 		return true;
 	}
+	if (re)
+		e[k++] = (struct arn_h1_edit){.name = "grpc-status",
+					      .name_len = 11,
+					      .value = "8",
+					      .value_len = 1,
+					      .op = ARN_H1_EDIT_SET};
 	unsigned status = d.config && d.config->status ? d.config->status : 429;
 	http_local_reply(st, status, body, sizeof(body) - 1, ARN_RF_BIT(RATE_LIMITED),
 			 "local_rate_limited", e, (unsigned)k);

@@ -2485,7 +2485,8 @@ static void test_http_local_ratelimit_long_descriptor_takes_the_default_bucket(v
 }
 
 /* Listener "dyn" with a per-connection local rate limit of one token a
- * minute (local_rate_limit_per_downstream_connection). */
+ * minute (local_rate_limit_per_downstream_connection), more
+ * LocalRateLimit fields %s. */
 /* clang-format off */
 #define L4_LISTENER_PER_CONN                                                                       \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
@@ -2499,7 +2500,7 @@ static void test_http_local_ratelimit_long_descriptor_takes_the_default_bucket(v
 	"\"local_rate_limit_per_downstream_connection\":true,"                                     \
 	"\"token_bucket\":{\"max_tokens\":1,\"fill_interval\":\"60s\"},"                           \
 	"\"filter_enabled\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"e\"},"        \
-	"\"filter_enforced\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"f\"}}},"     \
+	"\"filter_enforced\":{\"default_value\":{\"numerator\":100},\"runtime_key\":\"f\"}%s}},"   \
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
 
@@ -2508,7 +2509,9 @@ static void test_http_local_ratelimit_long_descriptor_takes_the_default_bucket(v
 static void test_http_local_ratelimit_per_connection(void **state)
 {
 	(void)state;
-	tp_begin(1, L4_LISTENER_PER_CONN);
+	static char json[4096];
+	snprintf(json, sizeof(json), L4_LISTENER_PER_CONN, "");
+	tp_begin(1, json);
 	hh_open(0, 82);
 	hh_open(1, 82);
 	hh_settle();
@@ -2518,6 +2521,35 @@ static void test_http_local_ratelimit_per_connection(void **state)
 	assert_int_equal(count(hh_client(0), "HTTP/1.1 429 Too Many Requests\r\n"), 1);
 	send_str(hh_client(1), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_int_equal(count(hh_client(1), "HTTP/1.1 200 OK\r\n"), 1);
+	hh_end();
+}
+
+/* rate_limited_as_resource_exhausted: a gRPC request the local limit
+ * refuses gets grpc-status 8 (RESOURCE_EXHAUSTED), as Envoy's
+ * rateLimitedGrpcStatus, where a gRPC local reply of 429 says 14
+ * (UNAVAILABLE); a request that is not gRPC is refused 429 as ever. The
+ * field was converted and ignored before (14). */
+static void test_http_local_ratelimit_resource_exhausted(void **state)
+{
+	(void)state;
+	static char json[4096];
+	snprintf(json, sizeof(json), L4_LISTENER_PER_CONN,
+		 ",\"rate_limited_as_resource_exhausted\":true");
+	tp_begin(1, json);
+	hh_open(0, 82);
+	hh_open(1, 82);
+	hh_settle();
+	static const char grpc[] =
+	    "POST /S/M HTTP/1.1\r\nHost: a\r\ncontent-type: application/grpc\r\n"
+	    "te: trailers\r\ncontent-length: 0\r\n\r\n";
+	send_str(hh_client(0), grpc);
+	send_str(hh_client(0), grpc);
+	assert_int_equal(count(hh_client(0), "\r\ngrpc-status: 8\r\n"), 1);
+	assert_int_equal(count(hh_client(0), "\r\ngrpc-status: 14\r\n"), 0);
+	send_str(hh_client(1), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(hh_client(1), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(hh_client(1), "HTTP/1.1 429 Too Many Requests\r\n"), 1);
+	assert_int_equal(count(hh_client(1), "grpc-status"), 0);
 	hh_end();
 }
 
@@ -8123,6 +8155,7 @@ int main(void)
 	    T(test_http_local_ratelimit_descriptors_burst),
 	    T(test_http_rbac_matcher_sandbox),
 	    T(test_http_local_ratelimit_per_connection),
+	    T(test_http_local_ratelimit_resource_exhausted),
 	    T(test_network_limits_before_the_connection_manager),
 	    T(test_network_rbac_on_the_first_byte),
 	    T(test_http_local_ratelimit_long_descriptor_takes_the_default_bucket),
