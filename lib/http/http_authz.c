@@ -25,6 +25,7 @@
 #include "arn_http_ratelimit.h"
 #include "arn_log.h"
 #include "http_authz.h"
+#include "http_ctxpool.h"
 #include "http_authz_grpc.h"
 #include "http_filter.h"
 #include "http_int.h"
@@ -72,61 +73,42 @@ struct http_authz {
 	char buf[HTTP_AUTHZ_BUF];
 };
 
-struct authz_worker {
-	struct http_authz *mem, *free;
-	unsigned in_use;
-};
-static struct authz_worker workers[ARN_STATS_MAX_WORKERS];
+static struct http_ctxpool pools[ARN_STATS_MAX_WORKERS];
 _Static_assert(HTTP_AUTHZ_N < UINT16_MAX, "st->authz holds 1 + a context's index");
 
 int http_authz_worker_init(struct http_worker *w)
 {
 	if (w->idx >= ARN_STATS_MAX_WORKERS)
 		return 0; /* (no pool: every check fails, counted) */
-	struct authz_worker *aw = &workers[w->idx];
-	aw->mem = calloc(HTTP_AUTHZ_N, sizeof(*aw->mem));
-	if (!aw->mem)
-		return -ENOMEM;
-	aw->free = NULL;
-	for (unsigned i = HTTP_AUTHZ_N; i-- > 0;) {
-		aw->mem[i].next = aw->free;
-		aw->free = &aw->mem[i];
-	}
-	aw->in_use = 0;
-	return 0;
+	return http_ctxpool_init(&pools[w->idx], HTTP_AUTHZ_N, sizeof(struct http_authz),
+				 offsetof(struct http_authz, next));
 }
 
 void http_authz_worker_fini(struct http_worker *w)
 {
 	if (w->idx >= ARN_STATS_MAX_WORKERS)
 		return;
-	free(workers[w->idx].mem);
-	workers[w->idx] = (struct authz_worker){0};
+	http_ctxpool_fini(&pools[w->idx]);
 }
 
 unsigned http_authz_in_use(const struct http_worker *w)
 {
-	return w->idx < ARN_STATS_MAX_WORKERS ? workers[w->idx].in_use : 0;
+	return w->idx < ARN_STATS_MAX_WORKERS ? pools[w->idx].in_use : 0;
 }
 
 /* The check of @p st (st->authz), or NULL. */
 static struct http_authz *az_at(const struct http_stream *st)
 {
 	unsigned w = st->hc->w->idx;
-	if (!st->authz || w >= ARN_STATS_MAX_WORKERS || !workers[w].mem)
-		return NULL;
-	return &workers[w].mem[st->authz - 1];
+	return w < ARN_STATS_MAX_WORKERS ? http_ctxpool_at(&pools[w], st->authz) : NULL;
 }
 
 static struct http_authz *az_get(struct http_worker *w)
 {
-	struct authz_worker *aw = w->idx < ARN_STATS_MAX_WORKERS ? &workers[w->idx] : NULL;
-	struct http_authz *a = aw ? aw->free : NULL;
+	struct http_authz *a =
+	    w->idx < ARN_STATS_MAX_WORKERS ? http_ctxpool_get(&pools[w->idx]) : NULL;
 	if (!a)
 		return NULL;
-	aw->free = a->next;
-	aw->in_use++;
-	a->next = NULL;
 	a->state = AZ_RUNNING;
 	a->overflow = false;
 	a->status = 0;
@@ -153,12 +135,9 @@ static void az_big_put(struct http_worker *w, struct http_authz *a)
 
 static void az_put(struct http_worker *w, struct http_authz *a)
 {
-	struct authz_worker *aw = &workers[w->idx];
 	az_big_put(w, a);
 	a->st = NULL;
-	a->next = aw->free;
-	aw->free = a;
-	aw->in_use--;
+	http_ctxpool_put(&pools[w->idx], a);
 }
 
 static void az_count(struct http_stream *st, size_t i, unsigned id)
@@ -799,7 +778,7 @@ bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_
 		    mt->vhost, NULL, name, strlen(name), ARN_CFG_PF_EXT_AUTHZ);
 		a->pr_vh = vh != pr ? vh : NULL;
 	}
-	st->authz = (uint16_t)(a - workers[w->idx].mem + 1);
+	st->authz = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
 	if (f->with_body && !(pr && pr->no_body) && http_msg_has_body(&st->req.m) &&
 	    !(st->state & HTTP_S_REQ_DONE)) {
 		/* the body first (http_authz_body, http_authz_body_end) */

@@ -28,6 +28,7 @@
 #include "http_filter.h"
 #include "http_int.h"
 #include "http_local.h"
+#include "http_ctxpool.h"
 #include "http_oauth2.h"
 #include "http_req_kept.h"
 #include "http_stream.h"
@@ -63,62 +64,43 @@ struct http_oauth2 {
 	unsigned n_h;
 };
 
-struct oauth2_worker {
-	struct http_oauth2 *mem, *free;
-	unsigned in_use;
-};
-static struct oauth2_worker workers[ARN_STATS_MAX_WORKERS];
+static struct http_ctxpool pools[ARN_STATS_MAX_WORKERS];
 
 int http_oauth2_worker_init(struct http_worker *w)
 {
 	if (w->idx >= ARN_STATS_MAX_WORKERS)
 		return 0;
-	struct oauth2_worker *ow = &workers[w->idx];
-	ow->mem = calloc(HTTP_OAUTH2_N, sizeof(*ow->mem));
-	if (!ow->mem)
-		return -ENOMEM;
-	ow->free = NULL;
-	for (unsigned i = HTTP_OAUTH2_N; i-- > 0;) {
-		ow->mem[i].next = ow->free;
-		ow->free = &ow->mem[i];
-	}
-	ow->in_use = 0;
-	return 0;
+	return http_ctxpool_init(&pools[w->idx], HTTP_OAUTH2_N, sizeof(struct http_oauth2),
+				 offsetof(struct http_oauth2, next));
 }
 
 void http_oauth2_worker_fini(struct http_worker *w)
 {
 	if (w->idx >= ARN_STATS_MAX_WORKERS)
 		return;
-	free(workers[w->idx].mem);
-	workers[w->idx] = (struct oauth2_worker){0};
+	http_ctxpool_fini(&pools[w->idx]);
 }
 
 unsigned http_oauth2_in_use(const struct http_worker *w)
 {
-	return w->idx < ARN_STATS_MAX_WORKERS ? workers[w->idx].in_use : 0;
+	return w->idx < ARN_STATS_MAX_WORKERS ? pools[w->idx].in_use : 0;
 }
 
 static struct http_oauth2 *oa_at(const struct http_stream *st)
 {
 	unsigned w = st->hc->w->idx;
-	if (!st->oauth2 || w >= ARN_STATS_MAX_WORKERS || !workers[w].mem)
-		return NULL;
-	return &workers[w].mem[st->oauth2 - 1];
+	return w < ARN_STATS_MAX_WORKERS ? http_ctxpool_at(&pools[w], st->oauth2) : NULL;
 }
 
 static void oa_put(struct http_worker *w, struct http_oauth2 *a)
 {
-	struct oauth2_worker *ow = &workers[w->idx];
 	if (a->big) {
 		OPENSSL_cleanse(a->big + OFF_BODY, OFF_OUT - OFF_BODY);
 		http_big_put(w, a->big);
 	}
 	a->big = NULL;
 	a->st = NULL;
-	a->next = ow->free;
-	ow->free = a;
-	ow->in_use--;
+	http_ctxpool_put(&pools[w->idx], a);
 }
 
 static void oa_count(struct http_stream *st, size_t i, unsigned id)
@@ -1085,18 +1067,18 @@ static bool callback(struct http_stream *st, size_t i, const struct arn_cfg_oaut
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	const struct arn_h1_msg *m = &st->req.m;
-	struct oauth2_worker *ow = w->idx < ARN_STATS_MAX_WORKERS ? &workers[w->idx] : NULL;
-	struct http_oauth2 *a = ow ? ow->free : NULL;
+	struct http_ctxpool *pool = w->idx < ARN_STATS_MAX_WORKERS ? &pools[w->idx] : NULL;
+	struct http_oauth2 *a = pool ? http_ctxpool_get(pool) : NULL;
 	char *big = a ? http_big_get(w) : NULL;
 	if (!big) {
+		if (a)
+			http_ctxpool_put(pool, a);
 		oa_count(st, i, ARN_OAUTH2_oauth_overflow);
 		unauthorized(st, i);
 		return true;
 	}
-	ow->free = a->next;
-	ow->in_use++;
 	*a = (struct http_oauth2){.st = st, .cfg = f, .big = big, .idx = (uint8_t)i};
-	st->oauth2 = (uint16_t)(a - ow->mem + 1);
+	st->oauth2 = (uint16_t)http_ctxpool_id(pool, a);
 	size_t pl = path_only(st);
 	const char *q = pl < m->path.len && m->path.p[pl] == '?' ? m->path.p + pl + 1 : "";
 	size_t ql = pl < m->path.len && m->path.p[pl] == '?' ? m->path.len - pl - 1 : 0;

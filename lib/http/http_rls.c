@@ -18,6 +18,7 @@
 #include "http_int.h"
 #include "http_local.h"
 #include "http_req_kept.h"
+#include "http_ctxpool.h"
 #include "http_rls.h"
 #include "http_rls_grpc.h"
 #include "http_stream.h"
@@ -68,60 +69,41 @@ struct http_rls {
 	char buf[HTTP_RLS_BUF];
 };
 
-struct rls_worker {
-	struct http_rls *mem, *free;
-	unsigned in_use;
-};
-static struct rls_worker workers[ARN_STATS_MAX_WORKERS];
+static struct http_ctxpool pools[ARN_STATS_MAX_WORKERS];
 _Static_assert(HTTP_RLS_N < UINT16_MAX, "st->rls holds 1 + a context's index");
 
 int http_rls_worker_init(struct http_worker *w)
 {
 	if (w->idx >= ARN_STATS_MAX_WORKERS)
 		return 0; /* (no pool: every call fails, counted) */
-	struct rls_worker *rw = &workers[w->idx];
-	rw->mem = calloc(HTTP_RLS_N, sizeof(*rw->mem));
-	if (!rw->mem)
-		return -ENOMEM;
-	rw->free = NULL;
-	for (unsigned i = HTTP_RLS_N; i-- > 0;) {
-		rw->mem[i].next = rw->free;
-		rw->free = &rw->mem[i];
-	}
-	rw->in_use = 0;
-	return 0;
+	return http_ctxpool_init(&pools[w->idx], HTTP_RLS_N, sizeof(struct http_rls),
+				 offsetof(struct http_rls, next));
 }
 
 void http_rls_worker_fini(struct http_worker *w)
 {
 	if (w->idx >= ARN_STATS_MAX_WORKERS)
 		return;
-	free(workers[w->idx].mem);
-	workers[w->idx] = (struct rls_worker){0};
+	http_ctxpool_fini(&pools[w->idx]);
 }
 
 unsigned http_rls_in_use(const struct http_worker *w)
 {
-	return w->idx < ARN_STATS_MAX_WORKERS ? workers[w->idx].in_use : 0;
+	return w->idx < ARN_STATS_MAX_WORKERS ? pools[w->idx].in_use : 0;
 }
 
 static struct http_rls *rls_at(const struct http_stream *st)
 {
 	unsigned w = st->hc->w->idx;
-	if (!st->rls || w >= ARN_STATS_MAX_WORKERS || !workers[w].mem)
-		return NULL;
-	return &workers[w].mem[st->rls - 1];
+	return w < ARN_STATS_MAX_WORKERS ? http_ctxpool_at(&pools[w], st->rls) : NULL;
 }
 
 static struct http_rls *rls_get(struct http_worker *w)
 {
-	struct rls_worker *rw = w->idx < ARN_STATS_MAX_WORKERS ? &workers[w->idx] : NULL;
-	struct http_rls *a = rw ? rw->free : NULL;
+	struct http_rls *a =
+	    w->idx < ARN_STATS_MAX_WORKERS ? http_ctxpool_get(&pools[w->idx]) : NULL;
 	if (!a)
 		return NULL;
-	rw->free = a->next;
-	rw->in_use++;
-	a->next = NULL;
 	a->state = RLS_RUNNING;
 	a->overflow = a->bad_ct = a->malformed = false;
 	a->status = 0;
@@ -142,12 +124,9 @@ static void rls_big_put(struct http_worker *w, struct http_rls *a)
 
 static void rls_put(struct http_worker *w, struct http_rls *a)
 {
-	struct rls_worker *rw = &workers[w->idx];
 	rls_big_put(w, a);
 	a->st = NULL;
-	a->next = rw->free;
-	rw->free = a;
-	rw->in_use--;
+	http_ctxpool_put(&pools[w->idx], a);
 }
 
 /* cluster.<the route's cluster>.ratelimit.<id>, as Envoy counts on
@@ -621,7 +600,7 @@ bool http_rls_step(struct http_stream *st, size_t i, const struct arn_cfg_rls *f
 	a->cl = cl.name;
 	a->cl_len = (uint32_t)cl.len;
 	a->cl_hash = cl.hash;
-	st->rls = (uint16_t)(a - workers[w->idx].mem + 1);
+	st->rls = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
 	a->big = http_big_get(w);
 	if (!a->big) {
 		a->overflow = true;
