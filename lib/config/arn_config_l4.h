@@ -385,6 +385,8 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_CSRF,	     /* cfg: struct arn_cfg_csrf (CsrfPolicy) */
 	ARN_CFG_PF_API_KEY_AUTH,     /* cfg: struct arn_cfg_api_key_auth (ApiKeyAuthPerRoute) */
 	ARN_CFG_PF_RATELIMIT,	     /* cfg: struct arn_cfg_rls_route (RateLimitPerRoute) */
+	/* cfg: struct arn_cfg_header_mutation (HeaderMutationPerRoute) */
+	ARN_CFG_PF_HEADER_MUTATION,
 };
 
 /* ---------------------------------------------------------------------------
@@ -915,6 +917,38 @@ struct arn_cfg_oauth2 {
 	bool disable_id_token_set_cookie;
 	/* OAuth2 without config (Envoy: a filter that does nothing) */
 	bool inert;
+};
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.header_mutation (HeaderMutation; a route level's
+ * HeaderMutationPerRoute has the same shape, most_specific_wins unused):
+ * its request_mutations on the request's head before it goes upstream,
+ * its response_mutations on the response's head (the upstream's and local
+ * replies), the filter's first, then every route level's (most specific
+ * first, or last with most_specific_wins), each in order, as Envoy's
+ * header_mutation.cc. Values keep Envoy's %...% substitutions for the
+ * HTTP layer (http_subst). docs/http.md.
+ */
+#define ARN_CFG_HM_MAX_OPS 32 /* a list's mutations (docs/security.md) */
+
+enum arn_cfg_hm_kind {
+	ARN_CFG_HM_REMOVE = 0,	 /* remove: name */
+	ARN_CFG_HM_APPEND,	 /* append: add */
+	ARN_CFG_HM_REMOVE_MATCH, /* remove_on_match: key (on the names) */
+};
+
+struct arn_cfg_hm_op {
+	uint8_t kind;	  /* enum arn_cfg_hm_kind */
+	const char *name; /* ARN_CFG_HM_REMOVE: lower case */
+	size_t name_len;
+	struct arn_cfg_header_add add; /* ARN_CFG_HM_APPEND */
+	struct arn_cfg_str_match key;  /* ARN_CFG_HM_REMOVE_MATCH */
+};
+
+struct arn_cfg_header_mutation {
+	const struct arn_cfg_hm_op *req, *resp;
+	size_t n_req, n_resp;
+	bool most_specific_wins; /* the filter's own only */
 };
 
 #endif

@@ -661,6 +661,8 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_CRED_INJECTOR,
 	ARN_CFG_HF_RATELIMIT,	    /* http_filter_cfgs[i]: struct arn_cfg_rls */
 	ARN_CFG_HF_OAUTH2,	    /* http_filter_cfgs[i]: struct arn_cfg_oauth2 */
+	/* http_filter_cfgs[i]: struct arn_cfg_header_mutation */
+	ARN_CFG_HF_HEADER_MUTATION,
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

@@ -293,6 +293,11 @@ struct arn_cfg_cred_injector;
 const struct arn_cfg_api_key_auth *conv_api_key_auth(struct conv *c, struct pb p);
 const struct arn_cfg_api_key_auth *conv_api_key_auth_route(struct conv *c, struct pb p);
 const struct arn_cfg_cred_injector *conv_cred_injector(struct conv *c, struct pb p);
+/** envoy.filters.http.header_mutation's HeaderMutation or, @p per_route, a
+ * HeaderMutationPerRoute converted; NULL only without memory. conv_hm.c */
+struct arn_cfg_header_mutation;
+const struct arn_cfg_header_mutation *conv_header_mutation(struct conv *c, struct pb p,
+							   bool per_route);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

@@ -39,6 +39,8 @@
 #define HTTP_CMP_ROUTE_TYPE "envoy.extensions.filters.http.compressor.v3.CompressorPerRoute"
 #define HTTP_CSRF_TYPE "envoy.extensions.filters.http.csrf.v3.CsrfPolicy"
 #define HTTP_OAUTH2_TYPE "envoy.extensions.filters.http.oauth2.v3.OAuth2"
+#define HTTP_HM_TYPE "envoy.extensions.filters.http.header_mutation.v3.HeaderMutation"
+#define HTTP_HM_ROUTE_TYPE "envoy.extensions.filters.http.header_mutation.v3.HeaderMutationPerRoute"
 #define HTTP_SS_TYPE "envoy.extensions.filters.http.stateful_session.v3.StatefulSession"
 #define HTTP_SS_ROUTE_TYPE                                                                         \
 	"envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute"
@@ -1868,6 +1870,18 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 		conv_pop(c, m);
 		return true;
 	}
+	if (arn_sv_eq(tn, HTTP_HM_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.header_mutation"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_HM_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_HEADER_MUTATION;
+			*cfg = conv_header_mutation(c, p, false);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_OAUTH2_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.oauth2"))
 			return true;
@@ -2068,6 +2082,13 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			pf->cfg = conv_rls_route(c, r);
 			ok = true;
 		}
+	} else if (arn_sv_eq(tn, HTTP_HM_ROUTE_TYPE)) {
+		struct pb r = conv_any(c, any, HTTP_HM_ROUTE_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_HEADER_MUTATION;
+			pf->cfg = conv_header_mutation(c, r, true);
+			ok = true;
+		}
 	} else if (optional) {
 		pf->kind = ARN_CFG_PF_ENABLED;
 		pf->cfg = NULL;
@@ -2077,8 +2098,9 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			 "per-filter configuration of type '%.*s' is not supported by "
 			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
 			 "ExtAuthzPerRoute, StatefulSessionPerRoute, BasicAuthPerRoute, "
-			 "CompressorPerRoute, CsrfPolicy, ApiKeyAuthPerRoute, RateLimitPerRoute, jwt_authn's "
-			 "PerRouteConfig and route.v3.FilterConfig are)",
+			 "CompressorPerRoute, CsrfPolicy, ApiKeyAuthPerRoute, RateLimitPerRoute, "
+			 "HeaderMutationPerRoute, jwt_authn's PerRouteConfig and "
+			 "route.v3.FilterConfig are)",
 			 (int)tn.size, tn.data);
 	}
 	return ok;

@@ -36,6 +36,7 @@
 #include "http_rls.h"
 #include "http_basic_auth.h"
 #include "http_csrf.h"
+#include "http_hm.h"
 #include "http_oauth2.h"
 #include "http_fault.h"
 #include "http_filter.h"
@@ -249,11 +250,19 @@ int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned c
 		int j = http_rls_resp_edits(st, e + k, cap - (unsigned)k);
 		k = j < 0 ? j : k + j;
 	}
-	if (k < 0 || !st->authz)
-		return k;
-	/* an allowed ext_authz check's allowed_client_headers_on_success */
-	int j = http_authz_resp_edits(st, e + k, cap - (unsigned)k);
-	return j < 0 ? j : k + j;
+	if (k >= 0 && st->authz) {
+		/* an allowed ext_authz check's allowed_client_headers_on_success */
+		int j = http_authz_resp_edits(st, e + k, cap - (unsigned)k);
+		k = j < 0 ? j : k + j;
+	}
+	if (k >= 0 && http_hm_has_resp(st)) {
+		/* header_mutation's response_mutations, after the other
+		 * filters' headers (Envoy: a filter earlier in the chain
+		 * encodes later; Arion's edits add, in order) */
+		int j = http_hm_resp_edits(st, e + k, cap - (unsigned)k);
+		k = j < 0 ? j : k + j;
+	}
+	return k;
 }
 
 /* draft 03's x-ratelimit-* of the bucket rl_x_note kept. @return how
@@ -1447,7 +1456,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_API_KEY_AUTH ||
 		    h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR ||
 		    h->http_filters[i] == ARN_CFG_HF_RATELIMIT ||
-		    h->http_filters[i] == ARN_CFG_HF_OAUTH2)
+		    h->http_filters[i] == ARN_CFG_HF_OAUTH2 ||
+		    h->http_filters[i] == ARN_CFG_HF_HEADER_MUTATION)
 			return true;
 	return false;
 }
@@ -1533,6 +1543,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_CRED_INJECTOR:
 		case ARN_CFG_HF_RATELIMIT:
 		case ARN_CFG_HF_OAUTH2:
+		case ARN_CFG_HF_HEADER_MUTATION:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1583,6 +1594,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_RATELIMIT) {
 				if (http_rls_step(st, i, cfg, matched ? &mt : NULL, req, client))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_HEADER_MUTATION) {
+				if (http_hm_step(st, i, cfg, matched ? &mt : NULL))
 					return true;
 			} else {
 				bool first = first_rl;

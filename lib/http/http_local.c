@@ -13,6 +13,7 @@
 #include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_gw_stream.h"
+#include "http_hm.h"
 #include "http_local.h"
 #include "http_local_reply.h"
 #include "http_stream.h"
@@ -249,7 +250,7 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		extra = lre;
 		n_extra += (unsigned)k;
 	}
-	if (st->rl_x || st->cors_origin) {
+	if (st->rl_x || st->cors_origin || http_hm_has_resp(st)) {
 		/* a local_ratelimit filter let it through: x-ratelimit-* ride on
 		 * any reply; the CORS filter allowed its Origin: its headers
 		 * likewise (Envoy's encodeHeaders runs on local replies too).

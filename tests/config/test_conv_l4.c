@@ -795,6 +795,109 @@ static void test_http_csrf(void **state)
 	tc_refused(L, big, "additional_origins: 65 entries: more than 64");
 }
 
+#define HM_F(fields)                                                                               \
+	"{\"name\":\"hm\",\"typed_config\":{" AT(                                                  \
+	    "envoy.extensions.filters.http.header_mutation.v3.HeaderMutation") "," fields "}},"
+#define HM_REQ(muts) HM_F("\"mutations\":{\"request_mutations\":[" muts "]}")
+
+/* envoy.filters.http.header_mutation: the model of each mutation kind, the
+ * per-route HeaderMutationPerRoute, most_specific_header_mutations_wins;
+ * every refusal names its field (parameter_mutations, regex_copy, a
+ * pseudo-header, a framing header, no action, the bound). Refused whole
+ * before (unknown filter type). */
+static void test_http_header_mutation(void **state)
+{
+	(void)state;
+	tc_ok(L, LISTENER(
+		     HCM(HM_F("\"most_specific_header_mutations_wins\":true,\"mutations\":{"
+			      "\"request_mutations\":[{\"remove\":\"X-A\"},{\"append\":{\"header\":"
+			      "{\"key\":\"x-b\",\"value\":\"%REQ(x-a)%\"},\"append_action\":"
+			      "\"ADD_IF_ABSENT\",\"keep_empty_value\":true}},{\"remove_on_match\":"
+			      "{\"key_matcher\":{\"prefix\":\"x-c\"}}}],\"response_mutations\":["
+			      "{\"remove\":\"server\"}]}"),
+			 "\"typed_per_filter_config\":{\"hm\":{" AT(
+			     "envoy.extensions.filters.http.header_mutation.v3."
+			     "HeaderMutationPerRoute") ",\"mutations\":{\"response_mutations\":[{"
+						       "\"remove\":\"x-d\"}]}}},")));
+	const struct arn_cfg_hcm *h = chain0()->hcm;
+	assert_int_equal(h->http_filters[0], ARN_CFG_HF_HEADER_MUTATION);
+	const struct arn_cfg_header_mutation *f = h->http_filter_cfgs[0];
+	assert_true(f->most_specific_wins);
+	assert_int_equal(f->n_req, 3);
+	assert_int_equal(f->n_resp, 1);
+	assert_int_equal(f->req[0].kind, ARN_CFG_HM_REMOVE);
+	assert_memory_equal(f->req[0].name, "x-a", 3);
+	assert_int_equal(f->req[1].kind, ARN_CFG_HM_APPEND);
+	assert_int_equal(f->req[1].add.append, ARN_CFG_ADD_IF_ABSENT);
+	assert_true(f->req[1].add.keep_empty_value);
+	assert_int_equal(f->req[1].add.value_len, 10);
+	assert_int_equal(f->req[2].kind, ARN_CFG_HM_REMOVE_MATCH);
+	assert_true(arn_cfg_str_match(&f->req[2].key, "x-cd", 4));
+	const struct arn_cfg_vhost *vh = &h->inline_routes->vhosts[0];
+	const struct arn_cfg_header_mutation *pr =
+	    arn_cfg_per_filter_find(vh, NULL, "hm", 2, ARN_CFG_PF_HEADER_MUTATION);
+	assert_non_null(pr);
+	assert_int_equal(pr->n_resp, 1);
+	assert_int_equal(pr->n_req, 0);
+
+	tc_refused(
+	    L,
+	    LISTENER(HCM(HM_F("\"mutations\":{\"parameter_mutations\":[{\"remove\":\"q\"}]}"), "")),
+	    "typed_config.mutations.parameter_mutations: not supported by Arion");
+	tc_refused(L,
+		   LISTENER(HCM(HM_REQ("{\"regex_copy\":{\"source_header\":\"a\","
+				       "\"target_header\":\"b\"}}"),
+				"")),
+		   "request_mutations[0].regex_copy: not supported by Arion");
+	tc_refused(L, LISTENER(HCM(HM_REQ("{}"), "")),
+		   "request_mutations[0]: no action (Envoy requires one)");
+	tc_refused(L, LISTENER(HCM(HM_REQ("{\"remove\":\"host\"}"), "")),
+		   "request_mutations[0].remove: 'host' frames or routes the message");
+	tc_refused(L,
+		   LISTENER(HCM(HM_REQ("{\"append\":{\"header\":{\"key\":\"content-length\","
+				       "\"value\":\"1\"}}}"),
+				"")),
+		   "append.header.key: 'content-length' frames or routes the message");
+	tc_refused(L,
+		   LISTENER(HCM(HM_REQ("{\"append\":{\"header\":{\"key\":\":path\","
+				       "\"value\":\"/\"}}}"),
+				"")),
+		   "append.header.key: byte 0x3a at 0 is not a header name character");
+	tc_refused(L,
+		   LISTENER(HCM(HM_REQ("{\"append\":{\"header\":{\"key\":\"x\","
+				       "\"value\":\"a\\r\\nb\"}}}"),
+				"")),
+		   "append.header.value");
+	tc_refused(L, LISTENER(HCM(HM_REQ("{\"remove_on_match\":{}}"), "")),
+		   "remove_on_match.key_matcher: missing (Envoy requires it)");
+	tc_refused(
+	    L,
+	    LISTENER(HCM(HM_F("\"mutations\":{}"),
+			 "\"typed_per_filter_config\":{\"hm\":{" AT(
+			     "envoy.extensions.filters.http.header_mutation.v3."
+			     "HeaderMutationPerRoute") ",\"mutations\":{\"request_mutations\":"
+						       "[{\"remove\":\":authority\"}]}}},")),
+	    "request_mutations[0].remove");
+	char big[8192];
+	int k = snprintf(
+	    big, sizeof(big),
+	    "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+	    "\"port_value\":80}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","
+	    "\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ing\",\"route_config\":{"
+	    "\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],\"routes\":[{"
+	    "\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"}}]}]},"
+	    "\"http_filters\":[{\"name\":\"hm\",\"typed_config\":{" AT(
+		"envoy.extensions.filters.http.header_mutation.v3.HeaderMutation") ","
+										   "\"mutations\":{"
+										   "\"response_"
+										   "mutations\":[");
+	for (int i = 0; i <= ARN_CFG_HM_MAX_OPS; i++)
+		k += snprintf(big + k, sizeof(big) - (size_t)k, "%s{\"remove\":\"x-%d\"}",
+			      i ? "," : "", i);
+	snprintf(big + k, sizeof(big) - (size_t)k, "]}}}," ROUTER "]}}]}]}");
+	tc_refused(L, big, "response_mutations: 33 mutations: more than 32");
+}
+
 /* clang-format off */
 #define CMP_F                                                                                      \
 	"{\"name\":\"gz\",\"typed_config\":{"                                                       \
@@ -2315,6 +2418,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_http_basic_auth_limits),
     T(test_http_compressor_per_route),
     T(test_http_csrf),
+    T(test_http_header_mutation),
     T(test_http_oauth2),
     T(test_http_jwt_authn),
     T(test_http_rbac_matcher),

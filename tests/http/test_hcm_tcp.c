@@ -3852,6 +3852,156 @@ static void test_http_csrf(void **state)
 	hh_end();
 }
 
+/* clang-format off */
+#define HM_APPEND(k, v, act) "{\"append\":{\"header\":{\"key\":\"" k "\",\"value\":\"" v "\"}," \
+	"\"append_action\":\"" act "\"}}"
+#define HM_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"hm\","               \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"a\"],\"typed_per_filter_config\":{\"hm\":{" AT_("header_mutation.v3.HeaderMutationPerRoute") \
+	",\"mutations\":{\"request_mutations\":[" HM_APPEND("x-route", "vhost", "APPEND_IF_EXISTS_OR_ADD") "]}}},"  \
+	"\"routes\":["                                                                             \
+	"{\"match\":{\"prefix\":\"/r\"},\"route\":{\"cluster\":\"web\"},"                          \
+	"\"typed_per_filter_config\":{\"hm\":{" AT_("header_mutation.v3.HeaderMutationPerRoute")  \
+	",\"mutations\":{\"request_mutations\":[" HM_APPEND("x-route", "route", "APPEND_IF_EXISTS_OR_ADD") \
+	"],\"response_mutations\":[" HM_APPEND("x-resp", "route", "OVERWRITE_IF_EXISTS_OR_ADD") "]}}}}," \
+	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
+	"\"typed_per_filter_config\":{\"hm\":{\"@type\":\"type.googleapis.com/envoy.config.route.v3.FilterConfig\"," \
+	"\"disabled\":true}}},"                                                                    \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"hm\",\"typed_config\":{" AT_("header_mutation.v3.HeaderMutation") \
+	",\"mutations\":{\"request_mutations\":[{\"remove\":\"x-drop\"},"                           \
+	HM_APPEND("x-copy", "%REQ(x-in)%", "OVERWRITE_IF_EXISTS_OR_ADD") ","                       \
+	HM_APPEND("x-multi", "1", "APPEND_IF_EXISTS_OR_ADD") ","                                   \
+	HM_APPEND("x-multi", "2", "APPEND_IF_EXISTS_OR_ADD") ","                                   \
+	HM_APPEND("x-absent", "no", "ADD_IF_ABSENT") ","                                           \
+	HM_APPEND("x-new", "yes", "ADD_IF_ABSENT") ","                                             \
+	/* OVERWRITE_IF_EXISTS (3) is newer than gRPC's enum: by number */                      \
+	"{\"append\":{\"header\":{\"key\":\"x-ifthere\",\"value\":\"no\"},\"append_action\":3}}," \
+	HM_APPEND("x-empty", "", "APPEND_IF_EXISTS_OR_ADD") ","                                    \
+	"{\"remove_on_match\":{\"key_matcher\":{\"prefix\":\"x-secret-\"}}},"                       \
+	"{\"remove\":\"x-later\"}," HM_APPEND("x-later", "after", "APPEND_IF_EXISTS_OR_ADD")       \
+	"],\"response_mutations\":[{\"remove\":\"x-up-drop\"},"                                     \
+	HM_APPEND("x-resp", "filter", "APPEND_IF_EXISTS_OR_ADD") "]}}},"                           \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* One request through HM_LISTENER, the upstream answering @p resp: what
+ * reached the upstream in @p up (empty if nothing) and the client in @p out. */
+static void hm_exchange(const char *head, const char *resp, char *out, size_t cap, char *up,
+			size_t upcap)
+{
+	static char req[8192];
+	snprintf(req, sizeof(req), "%s\r\n\r\n", head);
+	struct peer *c = hh_client(0);
+	uint32_t mark = c->log_len;
+	uint32_t rx0[N_PEERS], umark[N_PEERS];
+	snapshot(rx0);
+	for (unsigned u = 0; u < N_UPSTREAMS; u++)
+		umark[u] = hh_upstream(u) ? hh_upstream(u)->log_len : 0;
+	send_str(c, req);
+	struct peer *u = upstream_that_got(rx0);
+	up[0] = 0;
+	if (u) {
+		unsigned ui = 0;
+		while (ui < N_UPSTREAMS && hh_upstream(ui) != u)
+			ui++;
+		uint32_t um = ui < N_UPSTREAMS && umark[ui] <= u->log_len ? umark[ui] : 0;
+		size_t n = u->log_len - um < upcap - 1 ? u->log_len - um : upcap - 1;
+		memcpy(up, u->log + um, n);
+		up[n] = 0;
+		send_str(u, resp);
+	}
+	hh_settle();
+	size_t n = c->log_len - mark < cap - 1 ? c->log_len - mark : cap - 1;
+	memcpy(out, c->log + mark, n);
+	out[n] = 0;
+}
+
+static void hm_expect(const char *what, const char *in, const char *s, bool present)
+{
+	if ((strstr(in, s) != NULL) != present)
+		fail_msg("%s %s '%s': %s", what, present ? "lacks" : "has", s, in);
+}
+
+/* envoy.filters.http.header_mutation as Envoy's header_mutation.cc: the
+ * filter's request mutations one after the other (remove; append with
+ * each append_action, a %REQ()% value, an empty value dropped;
+ * remove_on_match; a remove then an append of one name), then the route's
+ * and the virtual host's (most specific first); its response mutations
+ * (a removal, an append) then the route's overwrite; a route's
+ * FilterConfig disabled turns both off; a local reply (no route) gets the
+ * filter's response headers. Arion refused the filter before. */
+static void test_http_header_mutation(void **state)
+{
+	(void)state;
+	tp_begin(1, HM_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	char r[4096], up[4096];
+	const char *resp = "HTTP/1.1 200 OK\r\nx-up-drop: 1\r\nx-resp: up\r\n"
+			   "Content-Length: 5\r\n\r\nhello";
+	hm_exchange("GET /r HTTP/1.1\r\nHost: a\r\nx-drop: 1\r\nx-in: copied\r\nx-copy: old\r\n"
+		    "x-multi: 0\r\nx-absent: kept\r\nx-Secret-a: s\r\nx-secret-b: s\r\n"
+		    "x-later: before\r\nx-keep: k",
+		    resp, r, sizeof(r), up, sizeof(up));
+	hm_expect("the upstream", up, "GET /r HTTP/1.1\r\n", true);
+	hm_expect("the upstream", up, "x-drop", false);
+	hm_expect("the upstream", up, "x-copy: copied\r\n", true);
+	hm_expect("the upstream", up, "x-copy: old", false);
+	hm_expect("the upstream", up, "x-multi: 0\r\n", true);
+	hm_expect("the upstream", up, "x-multi: 1\r\n", true);
+	hm_expect("the upstream", up, "x-multi: 2\r\n", true);
+	hm_expect("the upstream", up, "x-absent: kept\r\n", true);
+	hm_expect("the upstream", up, "x-absent: no", false);
+	hm_expect("the upstream", up, "x-new: yes\r\n", true);
+	hm_expect("the upstream", up, "x-ifthere", false);
+	hm_expect("the upstream", up, "x-empty", false);
+	hm_expect("the upstream", up, "ecret-", false);
+	hm_expect("the upstream", up, "x-later: after\r\n", true);
+	hm_expect("the upstream", up, "before", false);
+	hm_expect("the upstream", up, "x-keep: k\r\n", true);
+	/* the route's then the virtual host's */
+	const char *rr = strstr(up, "x-route: route\r\n"), *rv = strstr(up, "x-route: vhost\r\n");
+	if (!rr || !rv || rv < rr)
+		fail_msg("the upstream got: %s", up);
+	hm_expect("the client", r, "x-up-drop", false);
+	hm_expect("the client", r, "x-resp: route\r\n", true);
+	hm_expect("the client", r, "x-resp: up", false);
+	hm_expect("the client", r, "x-resp: filter", false);
+	hm_expect("the client", r, "hello", true);
+
+	/* no route level: the filter's alone */
+	hm_exchange("GET /plain HTTP/1.1\r\nHost: a\r\nx-drop: 1", resp, r, sizeof(r), up,
+		    sizeof(up));
+	hm_expect("the upstream", up, "x-drop", false);
+	hm_expect("the upstream", up, "x-route: vhost\r\n", true);
+	hm_expect("the upstream", up, "x-route: route", false);
+	hm_expect("the client", r, "x-resp: up\r\n", true);
+	hm_expect("the client", r, "x-resp: filter\r\n", true);
+	hm_expect("the client", r, "x-up-drop", false);
+
+	/* FilterConfig disabled on /off: neither direction */
+	hm_exchange("GET /off HTTP/1.1\r\nHost: a\r\nx-drop: 1", resp, r, sizeof(r), up,
+		    sizeof(up));
+	hm_expect("the upstream", up, "x-drop: 1\r\n", true);
+	hm_expect("the upstream", up, "x-multi", false);
+	hm_expect("the client", r, "x-up-drop: 1\r\n", true);
+	hm_expect("the client", r, "x-resp: filter", false);
+
+	/* a local reply (no virtual host for this Host): the filter's
+	 * response mutations, as Envoy's encodeHeaders sees it */
+	hm_exchange("GET /x HTTP/1.1\r\nHost: b", resp, r, sizeof(r), up, sizeof(up));
+	assert_string_equal(up, "");
+	hm_expect("the client", r, "HTTP/1.1 404 Not Found\r\n", true);
+	hm_expect("the client", r, "x-resp: filter\r\n", true);
+	hh_end();
+}
+
+/* clang-format off */
 #define BA_EG_LISTENER                                                                             \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
@@ -8201,6 +8351,7 @@ int main(void)
 	    T(test_http_jwt_authn_remote_client_gone),
 	    T(test_http_basic_auth),
 	    T(test_http_csrf),
+	    T(test_http_header_mutation),
 	    T(test_http_basic_auth_header),
 	    T(test_http_basic_auth_with_jwt_edits),
 	    T(test_http_basic_auth_envoy_gateway),
