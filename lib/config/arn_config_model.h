@@ -899,6 +899,16 @@ struct arn_cfg_hcm {
 	struct arn_cfg_h2 h2;	     /* http2_protocol_options */
 };
 
+/** Has connection manager @p h an HTTP filter of kind @p kind (enum
+ * arn_cfg_http_filter)? */
+static inline bool arn_cfg_hcm_has_filter(const struct arn_cfg_hcm *h, unsigned kind)
+{
+	for (size_t i = 0; h && i < h->n_http_filters; i++)
+		if (h->http_filters[i] == kind)
+			return true;
+	return false;
+}
+
 /**
  * Whether a request asking to upgrade to @p type (its Upgrade header,
  * @p len bytes) may, as Envoy decides it: a route's upgrade_configs entry

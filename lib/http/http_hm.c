@@ -298,15 +298,6 @@ static bool hm_off(const struct http_stream *st, const struct arn_cfg_hcm *h, si
 	return arn_cfg_filter_off(st->vhost, st->route, name, strlen(name), dflt);
 }
 
-bool http_hm_has_resp(const struct http_stream *st)
-{
-	const struct arn_cfg_hcm *h = st->hc->hcm;
-	for (size_t i = 0; h && i < h->n_http_filters; i++)
-		if (h->http_filters[i] == ARN_CFG_HF_HEADER_MUTATION)
-			return true; /* a route level may have some */
-	return false;
-}
-
 int http_hm_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
 	const struct arn_cfg_hcm *h = st->hc->hcm;

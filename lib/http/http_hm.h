@@ -41,8 +41,4 @@ bool http_hm_step(struct http_stream *st, size_t i, const struct arn_cfg_header_
  */
 int http_hm_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 
-/** Has the stream's connection manager a header_mutation filter with
- * response mutations (its own or a route level's)? */
-bool http_hm_has_resp(const struct http_stream *st);
-
 #endif

@@ -255,7 +255,7 @@ int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned c
 		int j = http_authz_resp_edits(st, e + k, cap - (unsigned)k);
 		k = j < 0 ? j : k + j;
 	}
-	if (k >= 0 && http_hm_has_resp(st)) {
+	if (k >= 0 && arn_cfg_hcm_has_filter(st->hc->hcm, ARN_CFG_HF_HEADER_MUTATION)) {
 		/* header_mutation's response_mutations, after the other
 		 * filters' headers (Envoy: a filter earlier in the chain
 		 * encodes later; Arion's edits add, in order) */

@@ -13,7 +13,6 @@
 #include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_gw_stream.h"
-#include "http_hm.h"
 #include "http_local.h"
 #include "http_local_reply.h"
 #include "http_stream.h"
@@ -250,10 +249,13 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		extra = lre;
 		n_extra += (unsigned)k;
 	}
-	if (st->rl_x || st->cors_origin || http_hm_has_resp(st)) {
+	if (st->rl_x || st->cors_origin ||
+	    arn_cfg_hcm_has_filter(hc->hcm, ARN_CFG_HF_HEADER_MUTATION)) {
 		/* a local_ratelimit filter let it through: x-ratelimit-* ride on
 		 * any reply; the CORS filter allowed its Origin: its headers
-		 * likewise (Envoy's encodeHeaders runs on local replies too).
+		 * likewise; a header_mutation filter's response mutations (its
+		 * own, or a route level's) too (Envoy's encodeHeaders runs on
+		 * local replies too).
 		 * One slot stays for the health check header. */
 		int k = n_extra < MAX_EDITS - 1
 			    ? http_filters_resp_edits(st, more + n_extra, MAX_EDITS - 1 - n_extra)
