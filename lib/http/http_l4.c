@@ -1117,6 +1117,10 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	/* header_value_match's joined values as long as a request head may
 	 * be, as rbac_step's (else 4 KB: a longer one yields no descriptor) */
 	char *big = http_big_get(w);
+	/* destination_cluster: the route's cluster, as the global filter's */
+	struct arn_cfg_ref rcl = {0};
+	if (mt && mt->route && mt->route->action == ARN_CFG_ACTION_ROUTE)
+		http_route_cluster(&mt->route->route, req, &rcl);
 	struct arn_hlrl_input in = {
 	    .filter = f,
 	    .filter_name = name,
@@ -1124,6 +1128,7 @@ static bool ratelimit_step(struct http_stream *st, size_t i, bool first,
 	    .vhost = mt ? mt->vhost : NULL,
 	    .route = mt ? mt->route : NULL,
 	    .rl = {.remote_addr = client,
+		   .route_cluster = {.s = rcl.name, .len = rcl.len},
 		   .header = arn_rbac_request_header,
 		   .header_ctx = (void *)(uintptr_t)req,
 		   .scratch = big,

@@ -11,6 +11,7 @@
 #include "http_int.h"
 #include "http_req_kept.h"
 #include "http_stream.h"
+#include "arn_rbac.h"
 
 /* the realm's path (Envoy's MaximumUriLength) and host */
 #define URI_PATH_MAX 256
@@ -95,4 +96,19 @@ unsigned http_www_authenticate(struct http_stream *st, const char *scheme, const
 				    .value_len = (uint32_t)k,
 				    .op = ARN_H1_EDIT_SET};
 	return 1;
+}
+
+bool http_route_cluster(const struct arn_cfg_route_action *ra, const struct arn_cfg_request *req,
+			struct arn_cfg_ref *out)
+{
+	if (ra->spec != ARN_CFG_CLUSTER_HEADER)
+		return arn_cfg_route_cluster(ra, req, out) == 0;
+	const char *v = NULL;
+	size_t vl = 0;
+	if (arn_rbac_request_header((void *)(uintptr_t)req, ra->cluster.name, ra->cluster.len, NULL,
+				    0, &v, &vl) <= 0 ||
+	    !vl)
+		return false;
+	*out = (struct arn_cfg_ref){.name = v, .len = vl, .hash = arn_cfg_hash(v, vl)};
+	return true;
 }

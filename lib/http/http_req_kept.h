@@ -13,6 +13,11 @@
 
 #include <stddef.h>
 
+#include <stdbool.h>
+
+struct arn_cfg_ref;
+struct arn_cfg_request;
+struct arn_cfg_route_action;
 struct arn_h1_edit;
 struct http_stream;
 
@@ -47,5 +52,16 @@ int http_req_edits_keep(struct http_stream *st, const struct arn_h1_edit *e, uns
  */
 unsigned http_www_authenticate(struct http_stream *st, const char *scheme, const char *suffix,
 			       struct arn_h1_edit *e);
+
+/**
+ * The cluster of route action @p ra as the filters see it (Envoy's
+ * clusterInfo(), the rate limit filters' destination_cluster): the name,
+ * cluster_header's first value, or a weighted cluster drawn by the
+ * weights with the request's draw (the router draws again when it
+ * routes, so its pick may differ: Envoy picks once). @return false when
+ * there is none. The name is the configuration's or the request's.
+ */
+bool http_route_cluster(const struct arn_cfg_route_action *ra, const struct arn_cfg_request *req,
+			struct arn_cfg_ref *out);
 
 #endif

@@ -520,26 +520,6 @@ static int rls_descs(struct http_rls *a, struct http_rls_req *q, const struct ar
 	return q->err ? -ENOSPC : count;
 }
 
-/* The route's cluster of @p ra (Envoy's clusterInfo()): the name,
- * cluster_header's first value, or a weighted cluster drawn by the
- * weights with the request's draw (the router draws again after the
- * call, so its pick may differ: Envoy picks once). @return false when
- * there is none. */
-static bool rls_cluster(const struct arn_cfg_route_action *ra, const struct arn_cfg_request *req,
-			struct arn_cfg_ref *out)
-{
-	if (ra->spec != ARN_CFG_CLUSTER_HEADER)
-		return arn_cfg_route_cluster(ra, req, out) == 0;
-	const char *v = NULL;
-	size_t vl = 0;
-	if (arn_rbac_request_header((void *)(uintptr_t)req, ra->cluster.name, ra->cluster.len, NULL,
-				    0, &v, &vl) <= 0 ||
-	    !vl)
-		return false;
-	*out = (struct arn_cfg_ref){.name = v, .len = vl, .hash = arn_cfg_hash(v, vl)};
-	return true;
-}
-
 /* The call failed to start, or could not be made: as a failed call. */
 static bool rls_fail_now(struct http_rls *a, const char *why)
 {
@@ -570,7 +550,7 @@ bool http_rls_step(struct http_stream *st, size_t i, const struct arn_cfg_rls *f
 		return false;
 	const struct arn_cfg_route_action *ra = &mt->route->route;
 	struct arn_cfg_ref cl;
-	if (!rls_cluster(ra, req, &cl) || !http_rt_cluster(cl.name, cl.len, cl.hash))
+	if (!http_route_cluster(ra, req, &cl) || !http_rt_cluster(cl.name, cl.len, cl.hash))
 		return false;
 	const struct arn_cfg_hcm *h = hc->hcm;
 	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;

@@ -2382,6 +2382,46 @@ static void test_http_rbac_matcher_sandbox(void **state)
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
 
+/* Listener "dyn": local_ratelimit with a destination_cluster descriptor
+ * (one token a minute for cluster "empty") on a route to "empty"; the
+ * filter's own bucket is large. */
+/* clang-format off */
+#define RL_DEST_LISTENER                                                                           \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"rlc\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"empty\","      \
+	"\"rate_limits\":[{\"actions\":[{\"destination_cluster\":{}}]}]}}]}]},"                    \
+	"\"http_filters\":[{\"name\":\"lrl\",\"typed_config\":{"                                   \
+	AT_("local_ratelimit.v3.LocalRateLimit") ",\"stat_prefix\":\"rlc\","                       \
+	"\"token_bucket\":{\"max_tokens\":1000,\"fill_interval\":\"60s\"},"                       \
+	"\"filter_enabled\":{\"default_value\":{\"numerator\":100}},"                             \
+	"\"filter_enforced\":{\"default_value\":{\"numerator\":100}},"                            \
+	"\"descriptors\":[{\"entries\":[{\"key\":\"destination_cluster\",\"value\":\"empty\"}],"   \
+	"\"token_bucket\":{\"max_tokens\":1,\"fill_interval\":\"60s\"}}]}},"                      \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* The destination_cluster action gives the route's cluster to
+ * local_ratelimit's descriptors, as Envoy's (and the global filter's): the
+ * second request finds the descriptor's one token gone. Before, the
+ * value was empty, no descriptor matched, and the filter's large bucket
+ * let every request through. */
+static void test_http_local_ratelimit_destination_cluster(void **state)
+{
+	(void)state;
+	tp_begin(1, RL_DEST_LISTENER);
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(hh_client(0), "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 503 "), 1);
+	assert_int_equal(count(hh_client(0), "HTTP/1.1 429 "), 1);
+	hh_end();
+}
+
 /* Envoy's "local rate limit with descriptors" example (its route
  * configuration, the cluster one with no hosts: a request let through is
  * answered 503): a burst of twelve requests of client_cluster foo on
@@ -8303,6 +8343,7 @@ int main(void)
 	    T(test_http_rbac_and_local_ratelimit),
 	    T(test_http_rbac_requests_in_odd_shapes),
 	    T(test_http_local_ratelimit_descriptors_burst),
+	    T(test_http_local_ratelimit_destination_cluster),
 	    T(test_http_rbac_matcher_sandbox),
 	    T(test_http_local_ratelimit_per_connection),
 	    T(test_http_local_ratelimit_resource_exhausted),
