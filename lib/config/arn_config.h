@@ -127,6 +127,8 @@ struct arn_config_result {
 /** Flags for arn_config_apply(). */
 enum {
 	ARN_CONFIG_APPLY_STATIC = 1u << 0, /* static_resources: never changed by xDS */
+	ARN_CONFIG_APPLY_DNS = 1u << 1,	   /* a DNS cluster's endpoints (dns.c): xDS cannot
+					      change them */
 };
 
 /**
@@ -259,6 +261,25 @@ bool arn_config_ready(struct arn_config_store *s);
  * dropped by a worker. Cheap when there is nothing to do.
  */
 void arn_config_poll(struct arn_config_store *s);
+
+/**
+ * Resolves @p host (a STRICT_DNS / LOGICAL_DNS cluster's hostname) for
+ * dns_lookup_family @p family (Envoy's numbers) into at most @p max IPv4
+ * addresses (host byte order) at @p out. Runs on a resolver thread, never
+ * on the control lcore or a worker; may block.
+ * @return the number of addresses the name has (only the first @p max are
+ *   written; 0: none), or a negative errno (a failure: the last addresses
+ *   stay).
+ */
+typedef int (*arn_config_dns_fn)(void *ctx, const char *host, int family, uint32_t *out,
+				 size_t max);
+
+/**
+ * Replace getaddrinfo() (the default, NULL) for every store of the
+ * process: unit tests resolve without the network. Set it while no
+ * resolution runs.
+ */
+void arn_config_set_dns_resolver(arn_config_dns_fn fn, void *ctx);
 
 /** Monotonic milliseconds clock; tests replace it. NULL restores the real one. */
 void arn_config_set_clock(struct arn_config_store *s, uint64_t (*now_ms)(void *ctx), void *ctx);

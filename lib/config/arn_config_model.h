@@ -1098,6 +1098,31 @@ const struct arn_cfg_filter_chain *arn_cfg_filter_chain_select(const struct arn_
 enum arn_cfg_cluster_type {
 	ARN_CFG_CLUSTER_STATIC = 0,
 	ARN_CFG_CLUSTER_EDS,
+	ARN_CFG_CLUSTER_STRICT_DNS,
+	ARN_CFG_CLUSTER_LOGICAL_DNS,
+};
+
+/* Limits of STRICT_DNS / LOGICAL_DNS clusters (docs/security.md) */
+#define ARN_CFG_DNS_MAX_HOSTS 64     /* lb_endpoints (hostnames) per cluster */
+#define ARN_CFG_DNS_MAX_ADDRS 32     /* addresses kept per hostname resolution */
+#define ARN_CFG_DNS_MAX_INFLIGHT 4   /* resolutions running at once (resolver threads) */
+#define ARN_CFG_DNS_MAX_NAME 253     /* a hostname's length */
+
+/*
+ * A DNS cluster's resolution settings (Envoy's Cluster fields). Its hosts
+ * come from lib/config/dns.c on the control lcore, published as the
+ * ClusterLoadAssignment named like the cluster, exactly as an EDS update.
+ */
+struct arn_cfg_dns {
+	uint32_t refresh_ms;	 /* dns_refresh_rate; 5000 */
+	uint32_t fail_base_ms;	 /* dns_failure_refresh_rate.base_interval; refresh_ms */
+	uint32_t fail_max_ms;	 /* .max_interval; 10 x base */
+	uint8_t family;		 /* dns_lookup_family, Envoy's numbers (AUTO = 0) */
+	bool wait_for_warm;	 /* wait_for_warm_on_init; true */
+	const char *la;		 /* load_assignment, serialized, hostnames as given */
+	size_t la_len;
+	size_t n_hosts;		 /* lb_endpoints, in order across localities */
+	const char **hosts;	 /* socket_address.address of each */
 };
 
 enum arn_cfg_lb {
@@ -1280,6 +1305,8 @@ struct arn_cfg_cluster {
 	 * (UNKNOWN, HEALTHY, DEGRADED) */
 	uint8_t override_host_mask;
 	bool override_host_set;
+	/* STRICT_DNS, LOGICAL_DNS: resolution settings; NULL otherwise */
+	const struct arn_cfg_dns *dns;
 };
 
 /** A cluster and the endpoints that serve it, as of one generation. */

@@ -122,6 +122,7 @@ bool conv_wire_check(const char *buf, size_t len, const upb_MessageDef *m, char 
 struct conv_dep {
 	uint8_t type;	     /* enum arn_cfg_type */
 	bool warm;	     /* the resource warms until it exists */
+	bool local;	     /* made by Arion itself (a DNS cluster's endpoints): no interest */
 	uint32_t timeout_ms; /* initial_fetch_timeout of its config source; 0: none */
 	char *name;	     /* malloc'd */
 };
@@ -144,6 +145,7 @@ struct conv {
 	struct arn_cfg_reclaim *reclaim; /* set on every object made */
 	bool validate_only;		 /* arion --mode validate */
 	unsigned files_read;		 /* by conv_read_file(): such a result is not reused */
+	bool dns_names;			 /* conv_socket_address() takes hostnames (DNS clusters) */
 	/* RouteConfiguration (arn_conv_route_table): routes converted, and
 	 * routes taken unchanged from the previous version */
 	size_t routes_converted, routes_reused;
@@ -168,6 +170,10 @@ int conv_only(struct conv *c, struct pb p, const char *allowed);
 void conv_deps_index_free(struct conv *c);
 int conv_dep(struct conv *c, enum arn_cfg_type t, const char *name, size_t len, bool warm,
 	     uint32_t timeout_ms);
+/** The converted endpoints of a ClusterLoadAssignment @p cla (conv_cluster.c). */
+void conv_endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoints *e);
+/** A STRICT_DNS / LOGICAL_DNS cluster's settings and load_assignment (conv_dns.c). */
+void conv_cluster_dns(struct conv *c, struct pb cl, struct arn_cfg_cluster *out);
 /** Pool copies. */
 const char *conv_str(struct conv *c, upb_StringView s);
 const char *conv_lstr(struct conv *c, upb_StringView s); /* lower case */

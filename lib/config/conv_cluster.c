@@ -68,7 +68,7 @@ static void endpoint_metadata(struct conv *c, struct pb md)
 			 "not supported: RING_HASH and MAGLEV hash the endpoint's address");
 }
 
-static void endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoints *e)
+void conv_endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoints *e)
 {
 	conv_only(c, cla, "cluster_name,endpoints,policy");
 	e->overprovisioning_factor = 140;
@@ -180,7 +180,7 @@ struct arn_cfg_obj *arn_conv_endpoints(struct conv *c, struct pb cla)
 		return NULL;
 	if (cn.size == 0)
 		conv_err(c, "cluster_name", "missing: it names the EDS cluster (X12)");
-	endpoints_into(c, cla, e);
+	conv_endpoints_into(c, cla, e);
 	return &e->obj;
 }
 
@@ -562,7 +562,8 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 		  "refresh_rate,respect_dns_ttl,wait_for_warm_on_init,outlier_detection,cleanup_"
 		  "interval,ring_hash_lb_config,maglev_lb_config,least_request_lb_config,round_"
 		  "robin_lb_config,common_lb_config,transport_socket,metadata,ignore_health_on_"
-		  "host_removal,track_timeout_budgets");
+		  "host_removal,track_timeout_budgets,dns_failure_refresh_rate,dns_resolvers,use_"
+		  "tcp_for_dns_lookups,typed_dns_resolver_config,dns_resolution_config");
 	if (name.size == 0)
 		conv_err(c, "name", "missing");
 	if (pb_has(cl, "alt_stat_name"))
@@ -571,18 +572,19 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 	int32_t type = pb_i32(cl, "type");
 	if (dt && strcmp(dt, "cluster_type") == 0) {
 		conv_err(c, "cluster_type",
-			 "custom cluster types are not supported (STATIC and EDS "
-			 "are)");
+			 "custom cluster types are not supported (STATIC, STRICT_DNS, "
+			 "LOGICAL_DNS and EDS are)");
 	} else if (type == 0) {
 		out->type = ARN_CFG_CLUSTER_STATIC;
 	} else if (type == 3) {
 		out->type = ARN_CFG_CLUSTER_EDS;
+	} else if (type == 1 || type == 2) {
+		out->type = type == 1 ? ARN_CFG_CLUSTER_STRICT_DNS : ARN_CFG_CLUSTER_LOGICAL_DNS;
 	} else {
-		static const char *names[] = {"STATIC", "STRICT_DNS", "LOGICAL_DNS", "EDS",
-					      "ORIGINAL_DST"};
 		conv_err(c, "type",
-			 "%s is not supported: Arion supports STATIC and EDS clusters (X12)",
-			 type >= 0 && type <= 4 ? names[type] : "this type");
+			 "%s is not supported: Arion supports STATIC, STRICT_DNS, LOGICAL_DNS "
+			 "and EDS clusters",
+			 type == 4 ? "ORIGINAL_DST" : "this type");
 	}
 	out->connect_timeout_ms = 5000;
 	conv_duration(c, cl, "connect_timeout", &out->connect_timeout_ms, true);
@@ -765,7 +767,8 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 	struct pb ts = pb_msg(cl, "transport_socket");
 	if (ts.m)
 		out->upstream_tls = conv_tls(c, ts, false);
-	/* endpoints */
+	/* endpoints; a DNS cluster's come from its resolver (conv_dns.c) */
+	conv_cluster_dns(c, cl, out);
 	struct pb la = pb_msg(cl, "load_assignment");
 	if (out->type == ARN_CFG_CLUSTER_STATIC) {
 		/* The load_assignment becomes its own refcounted object, so that
@@ -779,7 +782,7 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 		struct arn_cfg_endpoints *e = conv_obj_new(c, sizeof(*e), ARN_CFG_CLA, name);
 		if (e && la.m) {
 			size_t m = conv_push(c, "load_assignment");
-			endpoints_into(c, la, e);
+			conv_endpoints_into(c, la, e);
 			conv_pop(c, m);
 		} else if (e) {
 			e->overprovisioning_factor = 140;

@@ -742,7 +742,8 @@ int conv_dep(struct conv *c, enum arn_cfg_type t, const char *name, size_t len, 
 	char *s = strndup(name, len);
 	if (!s)
 		return -ENOMEM;
-	c->deps[c->ndeps++] = (struct conv_dep){(uint8_t)t, warm, timeout_ms, s};
+	c->deps[c->ndeps++] = (struct conv_dep){
+	    .type = (uint8_t)t, .warm = warm, .timeout_ms = timeout_ms, .name = s};
 	*slot = (uint32_t)c->ndeps;
 	return 0;
 }
@@ -980,9 +981,9 @@ int conv_socket_address(struct conv *c, struct pb addr, const char *f, uint32_t 
 		rc = -EINVAL;
 	}
 	upb_StringView a = pb_str(sa, "address");
-	char buf[64];
+	char buf[ARN_CFG_DNS_MAX_NAME + 1];
 	struct in_addr in;
-	if (a.size == 0 || a.size >= sizeof(buf)) {
+	if (a.size == 0 || a.size >= sizeof(buf) || (a.size >= 64 && !c->dns_names)) {
 		conv_err(c, "address", "missing or too long: an IPv4 address is required");
 		rc = -EINVAL;
 	} else {
@@ -1004,10 +1005,23 @@ int conv_socket_address(struct conv *c, struct pb addr, const char *f, uint32_t 
 				    buf);
 				rc = -EINVAL;
 			}
+		} else if (c->dns_names) {
+			/* a STRICT_DNS / LOGICAL_DNS cluster's hostname: resolved
+			 * on the control lcore (dns.c); the address stays 0 here */
+			*ip = 0;
+			for (size_t i = 0; i < a.size; i++) {
+				char ch = buf[i];
+				if (!isalnum((unsigned char)ch) && ch != '-' && ch != '.' &&
+				    ch != '_') {
+					conv_err(c, "address", "'%s' is not a hostname", buf);
+					rc = -EINVAL;
+					break;
+				}
+			}
 		} else {
 			conv_err(c, "address",
-				 "'%s' is not an IPv4 address (hostnames need a DNS cluster type, "
-				 "which Arion does not support)",
+				 "'%s' is not an IPv4 address (a hostname needs a STRICT_DNS or "
+				 "LOGICAL_DNS cluster)",
 				 buf);
 			rc = -EINVAL;
 		}

@@ -31,6 +31,7 @@
 #include "arn_log.h"
 #include "arn_proto.h"
 #include "config_int.h"
+#include "dns_int.h"
 #include "hamt.h"
 
 const char *const arn_cfg_type_msg[ARN_CFG_NTYPES] = {
@@ -155,6 +156,7 @@ struct entry {
 	uint64_t warm_deadline; /* monotonic ms; 0: no deadline */
 	bool warm_initial;	/* warming since before readiness */
 	bool is_static;
+	bool dns_owned; /* a DNS cluster's endpoints (ARN_CONFIG_APPLY_DNS) */
 	char *last_error, *error_version;
 	char *error_bytes; /* the refused resource (redacted), for failed_configuration */
 	size_t error_len;
@@ -217,7 +219,8 @@ struct arn_config_store {
 	/* called with a generation before workers can see it */
 	void (*prepare_cb)(void *ctx, const struct arn_cfg_gen *next);
 	void *prepare_ctx;
-	struct bidx bidx; /* the batch's index (bidx_build), while one applies */
+	struct bidx bidx;    /* the batch's index (bidx_build), while one applies */
+	struct arn_dns *dns; /* STRICT_DNS / LOGICAL_DNS resolution; NULL until one */
 };
 
 static struct arn_config_store *global_store;
@@ -395,6 +398,8 @@ _Static_assert(offsetof(struct arn_cfg_gen, id) == 0, "a generation's id is its 
 static void deps_account(struct arn_config_store *s, const struct conv_dep *d, size_t n, int delta)
 {
 	for (size_t i = 0; i < n; i++) {
+		if (d[i].local)
+			continue; /* Arion makes it: nothing to subscribe to */
 		struct smap *m = &s->interest[d[i].type];
 		size_t len = strlen(d[i].name);
 		uint64_t h = arn_cfg_hash(d[i].name, len);
@@ -749,6 +754,7 @@ void arn_config_destroy(struct arn_config_store *s)
 		return;
 	if (global_store == s)
 		global_store = NULL;
+	arn_dns_destroy(s->dns); /* its pins go before the objects */
 	arn_defer_destroy(s->retired);
 	gen_free(s->gen);
 	for (int t = 0; t < ARN_CFG_NTYPES; t++) {
@@ -1228,6 +1234,13 @@ static char *application_error(struct arn_config_store *s, struct entry *e,
 			 type_names[e->type], e->name);
 		return strdup(buf);
 	}
+	if (e->dns_owned && !(flags & ARN_CONFIG_APPLY_DNS)) {
+		snprintf(buf, sizeof(buf),
+			 "%s '%s': the endpoints of a STRICT_DNS or LOGICAL_DNS cluster come from "
+			 "its DNS resolution; xDS cannot change or remove them",
+			 type_names[e->type], e->name);
+		return strdup(buf);
+	}
 	if (e->type == ARN_CFG_LISTENER) {
 		const struct arn_cfg_listener *l = (const void *)o;
 		struct entry *o2 = addr_holder(s, e, l);
@@ -1281,6 +1294,8 @@ static void apply_update(struct arn_config_store *s, struct entry *e, struct con
 	deps_account(s, v.deps, v.ndeps, +1);
 	if (flags & ARN_CONFIG_APPLY_STATIC)
 		e->is_static = true;
+	if (flags & ARN_CONFIG_APPLY_DNS)
+		e->dns_owned = true;
 	s->st.resources_updated++;
 	clear_error(e);
 	if (deps_ready(s, &v)) {
@@ -1362,7 +1377,8 @@ static void apply_remove(struct arn_config_store *s, enum arn_cfg_type t, const 
 		entry_maybe_drop(s, e);
 		return;
 	}
-	if (e->is_static && !(flags & ARN_CONFIG_APPLY_STATIC)) {
+	if ((e->is_static && !(flags & ARN_CONFIG_APPLY_STATIC)) ||
+	    (e->dns_owned && !(flags & ARN_CONFIG_APPLY_DNS))) {
 		char *err = application_error(s, e, NULL, flags);
 		set_error(e, err, "", NULL, 0);
 		result_add(r, name, err);
@@ -1402,6 +1418,9 @@ static void apply_remove(struct arn_config_store *s, enum arn_cfg_type t, const 
 		version_clear(s, e, &e->warming);
 	}
 	s->st.resources_removed++;
+	e->dns_owned = false;
+	if (t == ARN_CFG_CLUSTER && s->dns)
+		arn_dns_track(s->dns, e->name, NULL, now(s));
 	clear_error(e);
 	entry_maybe_drop(s, e);
 }
@@ -1452,6 +1471,21 @@ static void drop_unreferenced(struct arn_config_store *s)
 }
 
 static void update_ready(struct arn_config_store *s);
+
+/* A cluster's newest version (warming, else active) to the resolver:
+ * a DNS cluster resolves while it warms, which ends when it answers. */
+static void dns_track(struct arn_config_store *s, struct entry *e)
+{
+	const struct arn_cfg_cluster *cl =
+	    (const void *)(e->warming.obj ? e->warming.obj : e->active.obj);
+	if (!s->dns && (!cl || !cl->dns))
+		return;
+	if (!s->dns && !(s->dns = arn_dns_create(s, &s->st))) {
+		ARN_ERR(CONFIG, "Cluster '%s': out of memory for DNS resolution", e->name);
+		return;
+	}
+	arn_dns_track(s->dns, e->name, cl, now(s));
+}
 
 int arn_config_apply(struct arn_config_store *s, const char *type_url,
 		     const struct arn_config_resource_in *res, size_t n_res,
@@ -1532,6 +1566,8 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 			continue;
 		}
 		apply_update(s, e, &co[i], &res[i], flags, out);
+		if (t == ARN_CFG_CLUSTER)
+			dns_track(s, e);
 		/* the next listeners of the batch must see this one's address */
 		if (t == ARN_CFG_LISTENER && s->bidx.on && bidx_listener(&s->bidx, e) != 0)
 			bidx_free(&s->bidx);
@@ -1821,6 +1857,8 @@ bool arn_config_ready(struct arn_config_store *s)
 void arn_config_poll(struct arn_config_store *s)
 {
 	arn_cfg_reclaim_drain(&s->reclaim);
+	if (s->dns)
+		arn_dns_poll(s->dns, now(s));
 	/* the queue holds generations only: what it ran were generations */
 	s->st.generations_freed += arn_defer_reclaim(s->retired);
 	if (s->n_warming) {

@@ -299,5 +299,6 @@ int main(void)
 	fails += _cmocka_run_group_tests("toolset", toolset_tests, n_toolset_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("conv_apikey", conv_apikey_tests, n_conv_apikey_tests,
 					 NULL, NULL);
+	fails += _cmocka_run_group_tests("dns", dns_tests, n_dns_tests, NULL, NULL);
 	return fails ? 1 : 0;
 }

@@ -677,12 +677,15 @@ static void test_x12_eds_rules(void **state)
 	assert_int_equal(cluster("api") == NULL, 1); /* warming: not in the generation */
 }
 
-/* X12 for types: STATIC and EDS only; the spec's connect_timeout: 0s example. */
+/* Cluster types: STATIC, STRICT_DNS, LOGICAL_DNS and EDS; the spec's
+ * connect_timeout: 0s example. */
 static void test_cluster_refusals(void **state)
 {
 	(void)state;
-	tc_refused(C, "{\"name\":\"dns\",\"type\":\"STRICT_DNS\",\"connect_timeout\":\"1s\"}",
-		   "Cluster 'dns': type: STRICT_DNS is not supported");
+	tc_refused(C,
+		   "{\"name\":\"od\",\"type\":\"ORIGINAL_DST\",\"connect_timeout\":\"1s\","
+		   "\"lb_policy\":\"CLUSTER_PROVIDED\"}",
+		   "Cluster 'od': type: ORIGINAL_DST is not supported");
 	tc_refused(C, "{\"name\":\"api\",\"type\":\"STATIC\",\"connect_timeout\":\"0s\"}",
 		   "Cluster 'api': connect_timeout: must be greater than 0s");
 	tc_refused(

@@ -134,7 +134,7 @@ static void test_x15_bad_resource_refuses_whole_batch(void **state)
 	assert_non_null(cluster("keep")); /* the removal did not happen either */
 	struct arn_sb sb = ARN_SB_INIT;
 	arn_config_result_format(&tc_res, &sb);
-	assert_non_null(strstr(arn_sb_cstr(&sb), "Cluster 'dns': type: LOGICAL_DNS"));
+	assert_non_null(strstr(arn_sb_cstr(&sb), "Cluster 'dns': load_assignment: missing"));
 	arn_sb_free(&sb);
 }
 
