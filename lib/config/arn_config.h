@@ -265,17 +265,18 @@ void arn_config_poll(struct arn_config_store *s);
 /**
  * Resolves @p host (a STRICT_DNS / LOGICAL_DNS cluster's hostname) for
  * dns_lookup_family @p family (Envoy's numbers) into at most @p max IPv4
- * addresses (host byte order) at @p out. Runs on a resolver thread, never
- * on the control lcore or a worker; may block.
+ * addresses (host byte order) at @p out, and the answer's smallest TTL in
+ * seconds at @p ttl_s (left 0 if unknown). Runs on a resolver thread,
+ * never on the control lcore or a worker; may block.
  * @return the number of addresses the name has (only the first @p max are
  *   written; 0: none), or a negative errno (a failure: the last addresses
  *   stay).
  */
-typedef int (*arn_config_dns_fn)(void *ctx, const char *host, int family, uint32_t *out,
-				 size_t max);
+typedef int (*arn_config_dns_fn)(void *ctx, const char *host, int family, uint32_t *out, size_t max,
+				 uint32_t *ttl_s);
 
 /**
- * Replace getaddrinfo() (the default, NULL) for every store of the
+ * Replace c-ares (the default, NULL) for every store of the
  * process: unit tests resolve without the network. Set it while no
  * resolution runs.
  */

@@ -1119,6 +1119,7 @@ struct arn_cfg_dns {
 	uint32_t fail_max_ms;	 /* .max_interval; 10 x base */
 	uint8_t family;		 /* dns_lookup_family, Envoy's numbers (AUTO = 0) */
 	bool wait_for_warm;	 /* wait_for_warm_on_init; true */
+	bool respect_ttl;	 /* respect_dns_ttl: refresh at the answer's TTL */
 	const char *la;		 /* load_assignment, serialized, hostnames as given */
 	size_t la_len;
 	size_t n_hosts;		 /* lb_endpoints, in order across localities */

@@ -85,10 +85,7 @@ void conv_cluster_dns(struct conv *c, struct pb cl, struct arn_cfg_cluster *out)
 	struct pb fr = pb_msg(cl, "dns_failure_refresh_rate");
 	if (fr.m)
 		failure_rate(c, fr, d);
-	if (pb_bool(cl, "respect_dns_ttl"))
-		conv_err(c, "respect_dns_ttl",
-			 "not supported: Arion resolves with getaddrinfo, which does not give the "
-			 "records' TTLs; set dns_refresh_rate");
+	d->respect_ttl = pb_bool(cl, "respect_dns_ttl");
 	int32_t fam = pb_i32(cl, "dns_lookup_family");
 	if (fam == DNS_V6_ONLY)
 		conv_err(c, "dns_lookup_family",

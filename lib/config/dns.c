@@ -1,7 +1,8 @@
 /*
  * STRICT_DNS and LOGICAL_DNS clusters: resolution on the control side.
  *
- * Names are resolved with getaddrinfo() on ARN_CFG_DNS_MAX_INFLIGHT
+ * Names are resolved with c-ares (Envoy's resolver; gRPC already links
+ * it), one blocking resolution at a time on each of ARN_CFG_DNS_MAX_INFLIGHT
  * resolver threads of our own (started with the first DNS cluster): a slow
  * DNS server holds a resolver thread, never the control lcore, xDS or a
  * worker. The control lcore hands a thread one hostname at a time (never
@@ -25,7 +26,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@
 #include <sys/socket.h>
 
 #include "config_int.h"
+#include <ares.h>
+
 #include "arn_log.h"
 #include "dns_int.h"
 #include "envoy/config/core/v3/address.upb.h"
@@ -67,7 +70,8 @@ struct dns_job {
 	uint64_t epoch;
 	size_t host;
 	int family;
-	int rc; /* addresses found, or a negative errno */
+	int rc;		/* addresses found, or a negative errno */
+	uint32_t ttl_s; /* the answer's smallest TTL, seconds; 0: unknown */
 	uint32_t addrs[ARN_CFG_DNS_MAX_ADDRS];
 	char name[ARN_CFG_DNS_MAX_NAME + 1];
 };
@@ -95,33 +99,105 @@ void arn_config_set_dns_resolver(arn_config_dns_fn fn, void *ctx)
 	resolver_ctx = ctx;
 }
 
-/* getaddrinfo: /etc/hosts and /etc/resolv.conf, as nsswitch.conf says.
- * Every family Arion takes gives IPv4 addresses: its data plane is IPv4. */
-static int system_resolve(const char *host, int family, uint32_t *out, size_t max)
+static pthread_once_t cares_once = PTHREAD_ONCE_INIT;
+static int cares_init_rc;
+
+static void cares_init(void)
+{
+	cares_init_rc = ares_library_init(ARES_LIB_INIT_ALL);
+}
+
+struct cares_answer {
+	bool done;
+	int status;
+	struct ares_addrinfo *ai;
+};
+
+static void cares_cb(void *arg, int status, int timeouts, struct ares_addrinfo *res)
+{
+	(void)timeouts;
+	struct cares_answer *a = arg;
+	a->done = true;
+	a->status = status;
+	a->ai = res;
+}
+
+/*
+ * c-ares, as Envoy resolves (its default resolver): /etc/hosts, then the
+ * servers of /etc/resolv.conf, both read again for each resolution (a
+ * channel per resolution), with the records' TTLs. Run on a resolver
+ * thread: it waits here, in poll(), for as long as c-ares' own timeouts
+ * and tries allow. Every family Arion takes asks for A records: its data
+ * plane is IPv4.
+ */
+static int system_resolve(const char *host, int family, uint32_t *out, size_t max, uint32_t *ttl_s)
 {
 	(void)family;
-	struct addrinfo hints, *res = NULL;
+	pthread_once(&cares_once, cares_init);
+	if (cares_init_rc != ARES_SUCCESS)
+		return -ENOSYS;
+	ares_channel ch;
+	if (ares_init(&ch) != ARES_SUCCESS)
+		return -EAGAIN;
+	struct ares_addrinfo_hints hints;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_INET;
 	hints.ai_socktype = SOCK_STREAM;
-	int rc = getaddrinfo(host, NULL, &hints, &res);
-	if (rc == EAI_NONAME || rc == EAI_NODATA
-#ifdef EAI_ADDRFAMILY
-	    || rc == EAI_ADDRFAMILY
-#endif
-	)
-		return 0; /* the name exists with no IPv4 address, or not at all */
-	if (rc != 0)
-		return rc == EAI_MEMORY ? -ENOMEM : -EAGAIN;
+	hints.ai_flags = ARES_AI_NOSORT;
+	struct cares_answer a = {false, ARES_ENOTFOUND, NULL};
+	ares_getaddrinfo(ch, host, NULL, &hints, cares_cb, &a);
+	while (!a.done) {
+		ares_socket_t socks[ARES_GETSOCK_MAXNUM];
+		int bits = ares_getsock(ch, socks, ARES_GETSOCK_MAXNUM);
+		struct pollfd pfd[ARES_GETSOCK_MAXNUM];
+		nfds_t n = 0;
+		for (int i = 0; i < ARES_GETSOCK_MAXNUM; i++) {
+			short ev = (short)((ARES_GETSOCK_READABLE(bits, i) ? POLLIN : 0) |
+					   (ARES_GETSOCK_WRITABLE(bits, i) ? POLLOUT : 0));
+			if (ev)
+				pfd[n++] = (struct pollfd){.fd = socks[i], .events = ev};
+		}
+		if (n == 0)
+			break;
+		struct timeval tv, *tvp = ares_timeout(ch, NULL, &tv);
+		int ms = tvp ? (int)(tvp->tv_sec * 1000 + tvp->tv_usec / 1000) : 1000;
+		int r = poll(pfd, n, ms);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0) {
+			ares_process_fd(ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* timeouts */
+			continue;
+		}
+		for (nfds_t i = 0; i < n; i++)
+			ares_process_fd(ch,
+					(pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
+					    ? pfd[i].fd
+					    : ARES_SOCKET_BAD,
+					(pfd[i].revents & POLLOUT) ? pfd[i].fd : ARES_SOCKET_BAD);
+	}
+	ares_destroy(ch); /* a query still pending is called back (ARES_EDESTRUCTION) */
+	if (a.status == ARES_ENOTFOUND || a.status == ARES_ENODATA) {
+		/* Envoy: a name with no such record resolves to nothing */
+		ares_freeaddrinfo(a.ai);
+		return 0;
+	}
+	if (a.status != ARES_SUCCESS || !a.ai) {
+		ares_freeaddrinfo(a.ai);
+		return a.status == ARES_ENOMEM ? -ENOMEM : -EAGAIN;
+	}
 	int n = 0;
-	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		if (ai->ai_family != AF_INET)
+	uint32_t ttl = 0;
+	for (struct ares_addrinfo_node *x = a.ai->nodes; x; x = x->ai_next) {
+		if (x->ai_family != AF_INET)
 			continue;
 		if ((size_t)n < max)
-			out[n] = ntohl(((const struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr);
+			out[n] = ntohl(((const struct sockaddr_in *)x->ai_addr)->sin_addr.s_addr);
 		n++;
+		if (x->ai_ttl > 0 && (ttl == 0 || (uint32_t)x->ai_ttl < ttl))
+			ttl = (uint32_t)x->ai_ttl;
 	}
-	freeaddrinfo(res);
+	ares_freeaddrinfo(a.ai);
+	*ttl_s = ttl;
 	return n;
 }
 
@@ -137,10 +213,11 @@ static void *resolver_main(void *arg)
 		struct dns_job *j = d->todo;
 		d->todo = j->next;
 		pthread_mutex_unlock(&d->mu);
-		j->rc = resolver_fn
-			    ? resolver_fn(resolver_ctx, j->name, j->family, j->addrs,
-					  ARN_CFG_DNS_MAX_ADDRS)
-			    : system_resolve(j->name, j->family, j->addrs, ARN_CFG_DNS_MAX_ADDRS);
+		j->ttl_s = 0;
+		j->rc = resolver_fn ? resolver_fn(resolver_ctx, j->name, j->family, j->addrs,
+						  ARN_CFG_DNS_MAX_ADDRS, &j->ttl_s)
+				    : system_resolve(j->name, j->family, j->addrs,
+						     ARN_CFG_DNS_MAX_ADDRS, &j->ttl_s);
 		pthread_mutex_lock(&d->mu);
 		j->next = d->done;
 		d->done = j;
@@ -379,7 +456,11 @@ static void collect(struct arn_dns *d, uint64_t now_ms)
 			d->st->dns_update_success++;
 			c->fail_ms = 0;
 			h->answered = true;
-			h->due_ms = now_ms + cfg->refresh_ms;
+			/* respect_dns_ttl: the answer's TTL, when it has one
+			 * and addresses (Envoy's strict_dns_cluster.cc) */
+			h->due_ms = now_ms + (cfg->respect_ttl && j->rc > 0 && j->ttl_s
+						  ? (uint64_t)j->ttl_s * 1000
+						  : cfg->refresh_ms);
 			if (take_answer(d, c, h, j))
 				c->dirty = true;
 			else if (c->first_done)

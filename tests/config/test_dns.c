@@ -26,10 +26,12 @@ static struct {
 	bool gated; /* calls wait until the gate opens */
 	int calls, waiting;
 	int last_family;
+	uint32_t ttl;
 	char last_host[256];
 } fake = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 
-static int fake_resolve(void *ctx, const char *host, int family, uint32_t *out, size_t max)
+static int fake_resolve(void *ctx, const char *host, int family, uint32_t *out, size_t max,
+			uint32_t *ttl_s)
 {
 	(void)ctx;
 	pthread_mutex_lock(&fake.mu);
@@ -42,6 +44,7 @@ static int fake_resolve(void *ctx, const char *host, int family, uint32_t *out, 
 		pthread_cond_wait(&fake.cv, &fake.mu);
 	fake.waiting--;
 	int rc = fake.rc;
+	*ttl_s = fake.ttl;
 	for (int i = 0; i < rc && (size_t)i < max; i++)
 		out[i] = fake.addrs[i];
 	pthread_mutex_unlock(&fake.mu);
@@ -102,6 +105,7 @@ static int dns_setup(void **state)
 	fake.gated = false;
 	fake.calls = fake.waiting = 0;
 	fake.last_family = -1;
+	fake.ttl = 0;
 	arn_config_set_dns_resolver(fake_resolve, NULL);
 	return 0;
 }
@@ -268,6 +272,33 @@ static void test_dns_failure_backoff(void **state)
 	assert_int_equal(eps("web", e, 4), 1); /* kept through the failures */
 }
 
+/* respect_dns_ttl: the next resolution at the answer's TTL, the refresh
+ * rate when the answer has none; Envoy Gateway's cluster (30 s, TTLs) */
+static void test_dns_respect_ttl(void **state)
+{
+	(void)state;
+	answer(1, (uint32_t[]){IP(198, 18, 0, 1)});
+	fake.ttl = 7;
+	APPLY(C, dns_cluster("web", "STRICT_DNS",
+			     ",\"dns_refresh_rate\":\"30s\",\"respect_dns_ttl\":true,"
+			     "\"dns_lookup_family\":\"V4_PREFERRED\"",
+			     HOST("web.test", 80)));
+	assert_int_equal(tc_res.n_errors, 0);
+	settle(1);
+	fake.ttl = 0;
+	fake_now += 6999;
+	arn_config_poll(st);
+	assert_int_equal(stats().dns_update_attempt, 1);
+	fake_now += 1;
+	settle(2);
+	/* no TTL: dns_refresh_rate */
+	fake_now += 29999;
+	arn_config_poll(st);
+	assert_int_equal(stats().dns_update_attempt, 2);
+	fake_now += 1;
+	settle(3);
+}
+
 /* LOGICAL_DNS: one host, the newest first address; no address keeps it */
 static void test_dns_logical_first_address(void **state)
 {
@@ -309,10 +340,6 @@ static void test_dns_family_and_refusals(void **state)
 		   dns_cluster("x", "STRICT_DNS", ",\"dns_lookup_family\":\"V6_ONLY\"",
 			       HOST("x.test", 80)),
 		   "Cluster 'x': dns_lookup_family: V6_ONLY: Arion's data plane is IPv4 only");
-	tc_refused(C,
-		   dns_cluster("x", "STRICT_DNS", ",\"respect_dns_ttl\":true", HOST("x.test", 80)),
-		   "respect_dns_ttl: not supported: Arion resolves with getaddrinfo, which does "
-		   "not give the records' TTLs");
 	tc_refused(
 	    C,
 	    dns_cluster("x", "STRICT_DNS", ",\"use_tcp_for_dns_lookups\":true", HOST("x.test", 80)),
@@ -473,6 +500,7 @@ const struct CMUnitTest dns_tests[] = {
     cmocka_unit_test_setup_teardown(test_dns_strict_follows_answers, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_failure_backoff, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_logical_first_address, dns_setup, dns_teardown),
+    cmocka_unit_test_setup_teardown(test_dns_respect_ttl, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_family_and_refusals, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_limits, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_removed_while_resolving, dns_setup, dns_teardown),
