@@ -1745,10 +1745,15 @@ static void warn_undefined_clusters(struct arn_config_store *s, const struct arn
 		return;
 	size_t n = 0;
 	for (size_t i = 0; i < m->nb; i++)
-		for (const struct snode *x = m->b[i]; x && n < m->n; x = x->next)
-			if (x->count > 0 &&
-			    !arn_cfg_find(g, ARN_CFG_CLUSTER, x->key, x->len, x->hash))
+		for (const struct snode *x = m->b[i]; x && n < m->n; x = x->next) {
+			if (x->count == 0 ||
+			    arn_cfg_find(g, ARN_CFG_CLUSTER, x->key, x->len, x->hash))
+				continue;
+			/* a DNS cluster warms until its first answer: defined */
+			const struct entry *e = entry_get(s, ARN_CFG_CLUSTER, x->key, x->len);
+			if (!e || !e->warming.obj)
 				names[n++] = x->key;
+		}
 	qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		size_t line, col;
