@@ -659,8 +659,3 @@ void arn_dns_poll(struct arn_dns *d, uint64_t now_ms)
 			publish_cl(d, c);
 	launch(d, now_ms);
 }
-
-bool arn_dns_busy(const struct arn_dns *d)
-{
-	return d && d->inflight;
-}

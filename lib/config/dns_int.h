@@ -27,7 +27,5 @@ void arn_dns_track(struct arn_dns *d, const char *name, const struct arn_cfg_clu
 		   uint64_t now_ms);
 /** Collect answers, publish changed endpoints, start due resolutions. */
 void arn_dns_poll(struct arn_dns *d, uint64_t now_ms);
-/** Resolutions running? */
-bool arn_dns_busy(const struct arn_dns *d);
 
 #endif

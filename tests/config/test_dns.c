@@ -496,6 +496,34 @@ static void test_dns_warming_holds_ready(void **state)
 	assert_non_null(cluster("web"));
 }
 
+/* The fuzzer's seeds (tests/config/corpus/config/cluster_*_dns) are DNS
+ * clusters that convert: fuzz_config reaches conv_dns.c from them. */
+static void test_dns_fuzz_seeds(void **state)
+{
+	(void)state;
+	static const char *const seeds[][2] = {{"cluster_strict_dns", "web"},
+					       {"cluster_logical_dns", "lg"}};
+	for (size_t i = 0; i < 2; i++) {
+		char path[256], buf[1024];
+		snprintf(path, sizeof(path), "tests/config/corpus/config/%s", seeds[i][0]);
+		FILE *f = fopen(path, "rb");
+		assert_non_null(f);
+		size_t n = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		assert_true(n > 1 && n < sizeof(buf) && buf[0] == ARN_CFG_CLUSTER);
+		struct arn_config_resource_in in = {seeds[i][1], "v", buf + 1, n - 1};
+		struct arn_config_result r;
+		assert_int_equal(arn_config_apply(st, C, &in, 1, NULL, 0, 0, &r), 0);
+		for (size_t j = 0; j < r.n_errors; j++)
+			print_message("  %s: %s\n", seeds[i][0], r.errors[j].message);
+		assert_true(r.accepted);
+		assert_int_equal(r.n_errors, 0);
+		arn_config_result_free(&r);
+	}
+	assert_int_equal(stats().clusters_warming, 2);
+	assert_int_equal(stats().dns_clusters, 2);
+}
+
 const struct CMUnitTest dns_tests[] = {
     cmocka_unit_test_setup_teardown(test_dns_strict_follows_answers, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_failure_backoff, dns_setup, dns_teardown),
@@ -506,5 +534,6 @@ const struct CMUnitTest dns_tests[] = {
     cmocka_unit_test_setup_teardown(test_dns_removed_while_resolving, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_endpoints_owned, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_warming_holds_ready, dns_setup, dns_teardown),
+    cmocka_unit_test_setup_teardown(test_dns_fuzz_seeds, dns_setup, dns_teardown),
 };
 const size_t n_dns_tests = sizeof(dns_tests) / sizeof(dns_tests[0]);
