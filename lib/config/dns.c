@@ -31,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "config_int.h"
 #include <ares.h>
@@ -86,6 +88,7 @@ struct arn_dns {
 	pthread_cond_t cv;
 	struct dns_job *todo, *done;
 	bool stop;
+	int wake; /* eventfd: readable once stopping (a resolution gives up) */
 	size_t nthreads;
 	pthread_t threads[ARN_CFG_DNS_MAX_INFLIGHT];
 };
@@ -130,7 +133,8 @@ static void cares_cb(void *arg, int status, int timeouts, struct ares_addrinfo *
  * and tries allow. Every family Arion takes asks for A records: its data
  * plane is IPv4.
  */
-static int system_resolve(const char *host, int family, uint32_t *out, size_t max, uint32_t *ttl_s)
+static int system_resolve(int wake, const char *host, int family, uint32_t *out, size_t max,
+			  uint32_t *ttl_s)
 {
 	(void)family;
 	pthread_once(&cares_once, cares_init);
@@ -149,7 +153,7 @@ static int system_resolve(const char *host, int family, uint32_t *out, size_t ma
 	while (!a.done) {
 		ares_socket_t socks[ARES_GETSOCK_MAXNUM];
 		int bits = ares_getsock(ch, socks, ARES_GETSOCK_MAXNUM);
-		struct pollfd pfd[ARES_GETSOCK_MAXNUM];
+		struct pollfd pfd[ARES_GETSOCK_MAXNUM + 1];
 		nfds_t n = 0;
 		for (int i = 0; i < ARES_GETSOCK_MAXNUM; i++) {
 			short ev = (short)((ARES_GETSOCK_READABLE(bits, i) ? POLLIN : 0) |
@@ -159,10 +163,12 @@ static int system_resolve(const char *host, int family, uint32_t *out, size_t ma
 		}
 		if (n == 0)
 			break;
+		/* the store stopping: a silent server does not hold shutdown */
+		pfd[n] = (struct pollfd){.fd = wake, .events = POLLIN};
 		struct timeval tv, *tvp = ares_timeout(ch, NULL, &tv);
 		int ms = tvp ? (int)(tvp->tv_sec * 1000 + tvp->tv_usec / 1000) : 1000;
-		int r = poll(pfd, n, ms);
-		if (r < 0 && errno != EINTR)
+		int r = poll(pfd, n + 1, ms);
+		if ((r < 0 && errno != EINTR) || (r > 0 && pfd[n].revents))
 			break;
 		if (r <= 0) {
 			ares_process_fd(ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD); /* timeouts */
@@ -216,7 +222,7 @@ static void *resolver_main(void *arg)
 		j->ttl_s = 0;
 		j->rc = resolver_fn ? resolver_fn(resolver_ctx, j->name, j->family, j->addrs,
 						  ARN_CFG_DNS_MAX_ADDRS, &j->ttl_s)
-				    : system_resolve(j->name, j->family, j->addrs,
+				    : system_resolve(d->wake, j->name, j->family, j->addrs,
 						     ARN_CFG_DNS_MAX_ADDRS, &j->ttl_s);
 		pthread_mutex_lock(&d->mu);
 		j->next = d->done;
@@ -233,6 +239,7 @@ struct arn_dns *arn_dns_create(struct arn_config_store *s, struct arn_config_sta
 		return NULL;
 	d->s = s;
 	d->st = st;
+	d->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1: poll() ignores it */
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->cv, NULL);
 	return d;
@@ -254,7 +261,8 @@ void arn_dns_destroy(struct arn_dns *d)
 	d->stop = true;
 	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
-	/* a thread inside getaddrinfo finishes it first (at shutdown only) */
+	if (d->wake >= 0 && write(d->wake, &(uint64_t){1}, sizeof(uint64_t)) < 0)
+		ARN_WARN(CONFIG, "DNS resolver: cannot wake its threads: %s", strerror(errno));
 	for (size_t i = 0; i < d->nthreads; i++)
 		pthread_join(d->threads[i], NULL);
 	for (struct dns_job *j = d->todo, *n; j; j = n) {
@@ -269,6 +277,8 @@ void arn_dns_destroy(struct arn_dns *d)
 		n = c->next;
 		cl_free(c);
 	}
+	if (d->wake >= 0)
+		close(d->wake);
 	pthread_mutex_destroy(&d->mu);
 	pthread_cond_destroy(&d->cv);
 	free(d);

@@ -123,5 +123,30 @@ sethosts "$ua"
 expect "STRICT_DNS: the name back, hosts back" "$(until_match '^upstream-a' body)" "^upstream-a"
 expect "the host's /etc/hosts is untouched" "$(grep -c backend.arion.test /etc/hosts)" "^0$"
 
+# A silent DNS server (bound on 127.0.0.1:53, never answering) and a
+# 30 s c-ares timeout: the resolutions hang on the resolver threads, the
+# traffic does not notice, and stopping Arion does not wait for them.
+topo_bg silentdns /usr/bin/python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+print("ready", flush=True)
+while True:
+    s.recvfrom(2048)
+'
+topo_wait_log "$TOPO_DIR/silentdns.log" ready 10 || bad "the silent DNS server did not start"
+printf 'nameserver 127.0.0.1\noptions timeout:30 attempts:1\n' >"$resolv"
+# resolutions started and not answered
+inflight() { echo $(($(stat config.dns_update_attempt) - $(stat config.dns_update_success) - $(stat config.dns_update_failure))); }
+sethosts ""
+for i in $(seq 100); do
+	[ "$(inflight)" -ge 2 ] && break
+	sleep 0.1
+done
+sleep 1
+expect "a silent server: both names resolving, none answered" "$(inflight)" "^2$"
+expect "a silent server: traffic still served (STRICT_DNS keeps its host)" "$(body)" "^upstream-a"
+t0=$(date +%s)
 topo_arion_stop || bad "arion exit code $?"
+expect "stopping does not wait for the hung resolutions" "$(($(date +%s) - t0))" "^[0-9]$"
 http_e2e_finish
