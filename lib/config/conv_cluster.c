@@ -767,9 +767,21 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 	struct pb ts = pb_msg(cl, "transport_socket");
 	if (ts.m)
 		out->upstream_tls = conv_tls(c, ts, false);
-	/* endpoints; a DNS cluster's come from its resolver (conv_dns.c) */
-	conv_cluster_dns(c, cl, out);
+	/* endpoints; a DNS cluster's come from its resolver (conv_dns.c),
+	 * its load_assignment checked first as an EDS update is, but with
+	 * hostnames */
 	struct pb la = pb_msg(cl, "load_assignment");
+	if ((out->type == ARN_CFG_CLUSTER_STRICT_DNS || out->type == ARN_CFG_CLUSTER_LOGICAL_DNS) &&
+	    la.m) {
+		size_t m = conv_push(c, "load_assignment");
+		struct arn_cfg_endpoints scratch;
+		memset(&scratch, 0, sizeof(scratch));
+		c->dns_names = true;
+		conv_endpoints_into(c, la, &scratch);
+		c->dns_names = false;
+		conv_pop(c, m);
+	}
+	conv_cluster_dns(c, cl, out);
 	if (out->type == ARN_CFG_CLUSTER_STATIC) {
 		/* The load_assignment becomes its own refcounted object, so that
 		 * workers pin endpoints the same way for STATIC and EDS. */

@@ -69,8 +69,8 @@ void conv_cluster_dns(struct conv *c, struct pb cl, struct arn_cfg_cluster *out)
 		if (pb_has(cl, resolver_fields[i]))
 			conv_err(
 			    c, resolver_fields[i],
-			    "not supported by Arion: it resolves with the system's resolver "
-			    "(getaddrinfo: /etc/hosts, /etc/resolv.conf) on the control lcore");
+			    "not supported by Arion: it resolves with the system's configuration "
+			    "(c-ares reading /etc/hosts and /etc/resolv.conf) off the workers");
 	if (out->type != ARN_CFG_CLUSTER_STRICT_DNS && out->type != ARN_CFG_CLUSTER_LOGICAL_DNS)
 		return; /* Envoy ignores the other DNS settings of such clusters */
 	struct arn_cfg_dns *d = CONV_NEW(c, struct arn_cfg_dns, 1);
@@ -99,12 +99,8 @@ void conv_cluster_dns(struct conv *c, struct pb cl, struct arn_cfg_cluster *out)
 	struct pb la = pb_msg(cl, "load_assignment");
 	if (la.m) {
 		size_t m = conv_push(c, "load_assignment");
-		/* checked as an EDS update is, but with hostnames */
-		struct arn_cfg_endpoints scratch;
-		memset(&scratch, 0, sizeof(scratch));
-		c->dns_names = true;
-		conv_endpoints_into(c, la, &scratch);
-		c->dns_names = false;
+		/* (checked as an EDS update is, but with hostnames, by the
+		 * caller: conv_cluster.c) */
 		if (!c->nerr)
 			hosts(c, la, out, d);
 		size_t len = 0;

@@ -79,7 +79,8 @@ struct dns_job {
 };
 
 struct arn_dns {
-	struct arn_config_store *s;
+	arn_dns_publish_fn publish;
+	void *ctx;
 	struct arn_config_stats *st;
 	struct dns_cl *list;
 	unsigned inflight;
@@ -232,12 +233,13 @@ static void *resolver_main(void *arg)
 	return NULL;
 }
 
-struct arn_dns *arn_dns_create(struct arn_config_store *s, struct arn_config_stats *st)
+struct arn_dns *arn_dns_create(arn_dns_publish_fn publish, void *ctx, struct arn_config_stats *st)
 {
 	struct arn_dns *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	d->s = s;
+	d->publish = publish;
+	d->ctx = ctx;
 	d->st = st;
 	d->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1: poll() ignores it */
 	pthread_mutex_init(&d->mu, NULL);
@@ -611,37 +613,27 @@ static void publish_cl(struct arn_dns *d, struct dns_cl *c)
 	}
 	char ver[32];
 	snprintf(ver, sizeof(ver), "dns-%llu", (unsigned long long)++c->published);
-	struct arn_config_resource_in in = {c->name, ver, bytes, len};
-	struct arn_config_result r;
-	int rc =
-	    arn_config_apply(d->s, ARN_TYPE_URL_CLA, &in, 1, NULL, 0, ARN_CONFIG_APPLY_DNS, &r);
+	struct arn_sb why = ARN_SB_INIT;
+	int rc = d->publish(d->ctx, c->name, ver, bytes, len, &why);
 	upb_Arena_Free(a);
-	if (rc == 0 && r.accepted && r.n_errors == 0) {
+	if (rc == 0) {
 		c->dirty = false;
 		c->cla_published = true;
 	} else {
 		/* cannot happen with a template conversion accepted; said once */
-		struct arn_sb sb = ARN_SB_INIT;
-		if (rc == 0)
-			arn_config_result_format(&r, &sb);
 		ARN_ERR(CONFIG, "Cluster '%s': its resolved endpoints were refused: %s", c->name,
-			rc == 0 ? arn_sb_cstr(&sb) : strerror(-rc));
-		arn_sb_free(&sb);
+			rc == -EINVAL ? arn_sb_cstr(&why) : strerror(-rc));
 		c->dirty = false;
 	}
-	if (rc == 0)
-		arn_config_result_free(&r);
+	arn_sb_free(&why);
 }
 
 static void unpublish(struct arn_dns *d, struct dns_cl *c)
 {
-	const char *rm[1] = {c->name};
-	struct arn_config_result r;
-	if (arn_config_apply(d->s, ARN_TYPE_URL_CLA, NULL, 0, rm, 1, ARN_CONFIG_APPLY_DNS, &r) ==
-	    0) {
-		arn_config_result_free(&r);
+	struct arn_sb why = ARN_SB_INIT;
+	if (d->publish(d->ctx, c->name, NULL, NULL, 0, &why) == 0)
 		c->cla_published = false;
-	}
+	arn_sb_free(&why);
 }
 
 void arn_dns_poll(struct arn_dns *d, uint64_t now_ms)

@@ -11,10 +11,22 @@
 #include "arn_config.h"
 
 struct arn_dns;
+struct arn_sb;
 
-/** The store's resolver state (no thread yet), or NULL (-ENOMEM).
- * @p st (borrowed, the store's) receives its counters. */
-struct arn_dns *arn_dns_create(struct arn_config_store *s, struct arn_config_stats *st);
+/**
+ * How resolved endpoints reach the store (the store gives it: dns.c
+ * knows nothing of the store): apply the ClusterLoadAssignment @p bytes
+ * (@p len) as cluster @p name's at version @p ver, or remove it (@p bytes
+ * NULL). @return 0 when accepted; else a negative errno, or -EINVAL with
+ * the refusal said into @p why.
+ */
+typedef int (*arn_dns_publish_fn)(void *ctx, const char *name, const char *ver, const char *bytes,
+				  size_t len, struct arn_sb *why);
+
+/** The store's resolver state (no thread yet), or NULL (-ENOMEM): it
+ * publishes through @p publish (@p ctx); @p st (borrowed, the store's)
+ * receives its counters. */
+struct arn_dns *arn_dns_create(arn_dns_publish_fn publish, void *ctx, struct arn_config_stats *st);
 /** Stop the resolver threads (each finishes the name it resolves) and free. */
 void arn_dns_destroy(struct arn_dns *d);
 /**

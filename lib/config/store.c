@@ -1469,6 +1469,27 @@ static void drop_unreferenced(struct arn_config_store *s)
 	}
 	free(v);
 }
+/* The resolver's endpoints for DNS cluster @p name (dns.c's
+ * arn_dns_publish_fn): applied, or removed, as an EDS update is. */
+static int dns_publish(void *ctx, const char *name, const char *ver, const char *bytes, size_t len,
+		       struct arn_sb *why)
+{
+	struct arn_config_store *s = ctx;
+	struct arn_config_result r;
+	struct arn_config_resource_in in = {name, ver, bytes, len};
+	const char *rm[1] = {name};
+	int rc =
+	    bytes ? arn_config_apply(s, ARN_TYPE_URL_CLA, &in, 1, NULL, 0, ARN_CONFIG_APPLY_DNS, &r)
+		  : arn_config_apply(s, ARN_TYPE_URL_CLA, NULL, 0, rm, 1, ARN_CONFIG_APPLY_DNS, &r);
+	if (rc != 0)
+		return rc;
+	if (!r.accepted || r.n_errors) {
+		arn_config_result_format(&r, why);
+		rc = -EINVAL;
+	}
+	arn_config_result_free(&r);
+	return rc;
+}
 
 static void update_ready(struct arn_config_store *s);
 
@@ -1480,7 +1501,7 @@ static void dns_track(struct arn_config_store *s, struct entry *e)
 	    (const void *)(e->warming.obj ? e->warming.obj : e->active.obj);
 	if (!s->dns && (!cl || !cl->dns))
 		return;
-	if (!s->dns && !(s->dns = arn_dns_create(s, &s->st))) {
+	if (!s->dns && !(s->dns = arn_dns_create(dns_publish, s, &s->st))) {
 		ARN_ERR(CONFIG, "Cluster '%s': out of memory for DNS resolution", e->name);
 		return;
 	}
