@@ -43,58 +43,7 @@
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
 
-static uint8_t ccap[1 << 16];
-
-struct h2c {
-	struct peer *p;
-	uint32_t fed; /* bytes of p->cap given to the session */
-	char head[2048];
-	size_t hl;
-	bool closed;
-};
-
-static ssize_t h2c_send(nghttp2_session *s, const uint8_t *d, size_t n, int flags, void *u)
-{
-	(void)s, (void)flags;
-	hh_send(((struct h2c *)u)->p, d, (uint32_t)n, 0);
-	return (ssize_t)n;
-}
-
-static int h2c_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nl,
-		      const uint8_t *value, size_t vl, uint8_t flags, void *u)
-{
-	(void)s, (void)f, (void)flags;
-	struct h2c *c = u;
-	int k = snprintf(c->head + c->hl, sizeof(c->head) - c->hl, "%.*s: %.*s\n", (int)nl,
-			 (const char *)name, (int)vl, (const char *)value);
-	if (k > 0 && (size_t)k < sizeof(c->head) - c->hl)
-		c->hl += (size_t)k;
-	return 0;
-}
-
-static int h2c_close(nghttp2_session *s, int32_t id, uint32_t code, void *u)
-{
-	(void)s, (void)id, (void)code;
-	((struct h2c *)u)->closed = true;
-	return 0;
-}
-
-static void h2c_pump(nghttp2_session *s, struct h2c *c)
-{
-	for (int i = 0; i < 50; i++) {
-		hh_settle();
-		if (c->p->cap_len > c->fed) {
-			ssize_t k =
-			    nghttp2_session_mem_recv(s, c->p->cap + c->fed, c->p->cap_len - c->fed);
-			assert_true(k >= 0);
-			c->fed += (uint32_t)k;
-		}
-		assert_int_equal(nghttp2_session_send(s), 0);
-		hh_advance(2);
-		if (c->closed)
-			return;
-	}
-}
+#include "hh_h2c.h"
 
 /* An HTTP/2 client's request and its response, each mutated. */
 static void test_http2_header_mutation(void **state)
@@ -106,19 +55,8 @@ static void test_http2_header_mutation(void **state)
 	hh_cfg_changed = true;
 	hh_open(0, 82);
 	hh_settle();
-	struct h2c c = {.p = hh_client(0)};
-	c.p->cap = ccap;
-	c.p->cap_len = 0;
-	c.p->cap_max = sizeof(ccap);
-	nghttp2_session_callbacks *cb;
-	nghttp2_session_callbacks_new(&cb);
-	nghttp2_session_callbacks_set_send_callback(cb, h2c_send);
-	nghttp2_session_callbacks_set_on_header_callback(cb, h2c_header);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2c_close);
-	nghttp2_session *s;
-	assert_int_equal(nghttp2_session_client_new(&s, cb, &c), 0);
-	nghttp2_session_callbacks_del(cb);
-	nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, NULL, 0);
+	static struct h2c c;
+	nghttp2_session *s = h2c_open(&c);
 #define NV(a, b)                                                                                   \
 	{(uint8_t *)(a), (uint8_t *)(b), sizeof(a) - 1, sizeof(b) - 1, NGHTTP2_NV_FLAG_NONE}
 	nghttp2_nv nv[] = {NV(":method", "GET"),  NV(":path", "/t"),	 NV(":scheme", "http"),
