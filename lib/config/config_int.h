@@ -340,6 +340,14 @@ void conv_per_filter(struct conv *c, struct pb p, struct arn_cfg_per_filter **ou
 /** A RouteConfiguration's typed_per_filter_config (newer than the API copy). */
 void conv_per_filter_newer(struct conv *c, struct pb p, struct arn_cfg_per_filter **out,
 			   size_t *n);
+/** Does @p a equal lower-case @p s, ignoring ASCII case? conv_common.c */
+bool conv_sv_ieq(upb_StringView a, const char *s);
+/** A GrpcService @p gs's initial_metadata into @p md / @p n_md (at most
+ * @p max; the headers Arion writes on the call itself refused), @p what
+ * ("check", "call") naming the call in refusals. conv_common.c */
+struct arn_cfg_ext_authz_hdr;
+void conv_grpc_metadata(struct conv *c, struct pb gs, unsigned max, const char *what,
+			struct arn_cfg_ext_authz_hdr **md, size_t *n_md);
 /** An SdsSecretConfig @p s (field @p f): its name a reference into @p r
  * and a warming dependency; missing, nameless or with a non-ADS
  * sds_config refused (X13). conv_common.c */

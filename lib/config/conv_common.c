@@ -1242,6 +1242,51 @@ void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops
 
 /* RuntimeFractionalPercent and FractionalPercent (filters, mirror policies,
  * the fault filter) */
+bool conv_sv_ieq(upb_StringView a, const char *s)
+{
+	size_t n = strlen(s);
+	if (a.size != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = a.data[i];
+		if ((ch >= 'A' && ch <= 'Z' ? ch + 32 : ch) != s[i])
+			return false;
+	}
+	return true;
+}
+
+void conv_grpc_metadata(struct conv *c, struct pb gs, unsigned max, const char *what,
+			struct arn_cfg_ext_authz_hdr **md, size_t *n_md)
+{
+	size_t k = pb_len(gs, "initial_metadata");
+	if (k > max)
+		conv_err(c, "initial_metadata", "%zu entries: at most %u (the %s's headers)", k,
+			 max, what);
+	*md = CONV_NEW(c, struct arn_cfg_ext_authz_hdr, k ? k : 1);
+	for (size_t i = 0; *md && i < k && i < max; i++) {
+		size_t m = conv_push(c, "initial_metadata[%zu]", i);
+		struct pb hv = pb_at(gs, "initial_metadata", i);
+		conv_only(c, hv, "key,value");
+		upb_StringView key = pb_str(hv, "key"), val = pb_str(hv, "value");
+		if (!key.size || key.data[0] == ':' || conv_sv_ieq(key, "host") ||
+		    conv_sv_ieq(key, "content-length") || conv_sv_ieq(key, "content-type") ||
+		    conv_sv_ieq(key, "te") || conv_sv_ieq(key, "transfer-encoding") ||
+		    conv_sv_ieq(key, "connection") || conv_sv_ieq(key, "grpc-timeout")) {
+			conv_err(c, "key",
+				 "'%.*s': not a header Arion lets the configuration set on the "
+				 "%s (its request line, framing and gRPC headers are Arion's)",
+				 (int)key.size, key.data, what);
+		} else if (conv_hdr_ok(c, "key", key)) {
+			const char *v = conv_hdr_str(c, "value", val);
+			const char *kn = conv_lstr(c, key);
+			if (v && kn)
+				(*md)[(*n_md)++] = (struct arn_cfg_ext_authz_hdr){
+				    kn, v, (uint32_t)key.size, (uint32_t)val.size};
+		}
+		conv_pop(c, m);
+	}
+}
+
 /* An SdsSecretConfig: a name on the ADS stream (X13), a warming
  * dependency. */
 void conv_sds_secret(struct conv *c, struct pb s, const char *f, struct arn_cfg_ref *r)

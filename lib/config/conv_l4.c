@@ -124,19 +124,6 @@ static void authz_list(struct conv *c, struct pb p, const char *f, struct arn_cf
 	conv_pop(c, m);
 }
 
-static bool sv_ieq(upb_StringView a, const char *s)
-{
-	size_t n = strlen(s);
-	if (a.size != n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char ch = a.data[i];
-		if ((ch >= 'A' && ch <= 'Z' ? ch + 32 : ch) != s[i])
-			return false;
-	}
-	return true;
-}
-
 /* authorization_request.headers_to_add: HeaderValues (key lower-cased,
  * value a header value; Envoy's own pseudo-headers and host refused: the
  * check's request line and Host are Arion's). */
@@ -149,9 +136,9 @@ static void authz_add(struct conv *c, struct pb ar, struct arn_cfg_ext_authz *o)
 		struct pb hv = pb_at(ar, "headers_to_add", i);
 		conv_only(c, hv, "key,value");
 		upb_StringView key = pb_str(hv, "key"), val = pb_str(hv, "value");
-		if (!key.size || key.data[0] == ':' || sv_ieq(key, "host") ||
-		    sv_ieq(key, "content-length") || sv_ieq(key, "transfer-encoding") ||
-		    sv_ieq(key, "connection")) {
+		if (!key.size || key.data[0] == ':' || conv_sv_ieq(key, "host") ||
+		    conv_sv_ieq(key, "content-length") || conv_sv_ieq(key, "transfer-encoding") ||
+		    conv_sv_ieq(key, "connection")) {
 			conv_err(c, "key",
 				 "'%.*s': not a header Arion lets the configuration set on the "
 				 "check (its request line, host and framing are Arion's)",
@@ -274,35 +261,9 @@ static void authz_grpc_service(struct conv *c, struct pb gs, struct arn_cfg_ext_
 	conv_pop(c, m);
 	if (pb_has(gs, "timeout"))
 		conv_duration(c, gs, "timeout", &o->timeout_ms, false);
-	size_t k = pb_len(gs, "initial_metadata");
 	/* the check's headers: content-type, te, grpc-timeout and these, at
 	 * most a sub-request's 32 (http_subreq.h) */
-	if (k > ARN_CFG_EXT_AUTHZ_MD_MAX)
-		conv_err(c, "initial_metadata", "%zu entries: at most %u (the check's headers)", k,
-			 ARN_CFG_EXT_AUTHZ_MD_MAX);
-	o->md = CONV_NEW(c, struct arn_cfg_ext_authz_hdr, k ? k : 1);
-	for (size_t i = 0; o->md && i < k; i++) {
-		m = conv_push(c, "initial_metadata[%zu]", i);
-		struct pb hv = pb_at(gs, "initial_metadata", i);
-		conv_only(c, hv, "key,value");
-		upb_StringView key = pb_str(hv, "key"), val = pb_str(hv, "value");
-		if (!key.size || key.data[0] == ':' || sv_ieq(key, "host") ||
-		    sv_ieq(key, "content-length") || sv_ieq(key, "content-type") ||
-		    sv_ieq(key, "te") || sv_ieq(key, "transfer-encoding") ||
-		    sv_ieq(key, "connection") || sv_ieq(key, "grpc-timeout")) {
-			conv_err(c, "key",
-				 "'%.*s': not a header Arion lets the configuration set on the "
-				 "check (its request line, framing and gRPC headers are Arion's)",
-				 (int)key.size, key.data);
-		} else if (conv_hdr_ok(c, "key", key)) {
-			const char *v = conv_hdr_str(c, "value", val);
-			const char *kn = conv_lstr(c, key);
-			if (v && kn)
-				o->md[o->n_md++] = (struct arn_cfg_ext_authz_hdr){
-				    kn, v, (uint32_t)key.size, (uint32_t)val.size};
-		}
-		conv_pop(c, m);
-	}
+	conv_grpc_metadata(c, gs, ARN_CFG_EXT_AUTHZ_MD_MAX, "check", &o->md, &o->n_md);
 }
 
 /* with_request_body (BufferSettings): the body waits for the check and

@@ -10,19 +10,6 @@
 #include "arn_proto.h"
 #include "config_int.h"
 
-static bool sv_ieq(upb_StringView a, const char *s)
-{
-	size_t n = strlen(s);
-	if (a.size != n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char ch = a.data[i];
-		if ((ch >= 'A' && ch <= 'Z' ? ch + 32 : ch) != s[i])
-			return false;
-	}
-	return true;
-}
-
 /* rate_limit_service (RateLimitServiceConfig): grpc_service.envoy_grpc,
  * transport_api_version V3. */
 static void rls_service(struct conv *c, struct pb rs, struct arn_cfg_rls *o)
@@ -66,33 +53,7 @@ static void rls_service(struct conv *c, struct pb rs, struct arn_cfg_rls *o)
 		}
 		conv_pop(c, m2);
 	}
-	size_t k = pb_len(gs, "initial_metadata");
-	if (k > ARN_CFG_RLS_MD_MAX)
-		conv_err(c, "initial_metadata", "%zu entries: at most %u (the call's headers)", k,
-			 ARN_CFG_RLS_MD_MAX);
-	o->md = CONV_NEW(c, struct arn_cfg_ext_authz_hdr, k ? k : 1);
-	for (size_t i = 0; o->md && i < k && i < ARN_CFG_RLS_MD_MAX; i++) {
-		size_t m2 = conv_push(c, "initial_metadata[%zu]", i);
-		struct pb hv = pb_at(gs, "initial_metadata", i);
-		conv_only(c, hv, "key,value");
-		upb_StringView key = pb_str(hv, "key"), val = pb_str(hv, "value");
-		if (!key.size || key.data[0] == ':' || sv_ieq(key, "host") ||
-		    sv_ieq(key, "content-length") || sv_ieq(key, "content-type") ||
-		    sv_ieq(key, "te") || sv_ieq(key, "transfer-encoding") ||
-		    sv_ieq(key, "connection") || sv_ieq(key, "grpc-timeout")) {
-			conv_err(c, "key",
-				 "'%.*s': not a header Arion lets the configuration set on the "
-				 "call (its request line, framing and gRPC headers are Arion's)",
-				 (int)key.size, key.data);
-		} else if (conv_hdr_ok(c, "key", key)) {
-			const char *v = conv_hdr_str(c, "value", val);
-			const char *kn = conv_lstr(c, key);
-			if (v && kn)
-				o->md[o->n_md++] = (struct arn_cfg_ext_authz_hdr){
-				    kn, v, (uint32_t)key.size, (uint32_t)val.size};
-		}
-		conv_pop(c, m2);
-	}
+	conv_grpc_metadata(c, gs, ARN_CFG_RLS_MD_MAX, "call", &o->md, &o->n_md);
 	conv_pop(c, m);
 }
 
