@@ -342,6 +342,10 @@ void conv_per_filter_newer(struct conv *c, struct pb p, struct arn_cfg_per_filte
 			   size_t *n);
 /** Does @p a equal lower-case @p s, ignoring ASCII case? conv_common.c */
 bool conv_sv_ieq(upb_StringView a, const char *s);
+/** A GrpcService's envoy_grpc @p eg: its cluster (a reference and a
+ * dependency) and :authority (NULL unless set). conv_common.c */
+void conv_envoy_grpc(struct conv *c, struct pb eg, struct arn_cfg_ref *cluster,
+		     const char **authority, uint32_t *authority_len);
 /** A GrpcService @p gs's initial_metadata into @p md / @p n_md (at most
  * @p max; the headers Arion writes on the call itself refused), @p what
  * ("check", "call") naming the call in refusals. conv_common.c */

@@ -1255,6 +1255,24 @@ bool conv_sv_ieq(upb_StringView a, const char *s)
 	return true;
 }
 
+void conv_envoy_grpc(struct conv *c, struct pb eg, struct arn_cfg_ref *cluster,
+		     const char **authority, uint32_t *authority_len)
+{
+	conv_only(c, eg, "cluster_name,authority");
+	upb_StringView cn = pb_str(eg, "cluster_name");
+	if (!cn.size) {
+		conv_err(c, "cluster_name", "missing (Envoy requires it)");
+	} else {
+		conv_refs(c, cluster, cn);
+		conv_dep(c, ARN_CFG_CLUSTER, cn.data, cn.size, false, 0);
+	}
+	upb_StringView au = pb_str(eg, "authority");
+	if (au.size) {
+		*authority = conv_hdr_str(c, "authority", au);
+		*authority_len = (uint32_t)au.size;
+	}
+}
+
 void conv_grpc_metadata(struct conv *c, struct pb gs, unsigned max, const char *what,
 			struct arn_cfg_ext_authz_hdr **md, size_t *n_md)
 {

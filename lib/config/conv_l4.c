@@ -244,19 +244,7 @@ static void authz_grpc_service(struct conv *c, struct pb gs, struct arn_cfg_ext_
 		if (!pb_has(gs, "google_grpc"))
 			conv_err(c, "", "missing: the authorization service's cluster");
 	} else {
-		conv_only(c, eg, "cluster_name,authority");
-		upb_StringView cn = pb_str(eg, "cluster_name");
-		if (!cn.size) {
-			conv_err(c, "cluster_name", "missing (Envoy requires it)");
-		} else {
-			conv_refs(c, &o->cluster, cn);
-			conv_dep(c, ARN_CFG_CLUSTER, cn.data, cn.size, false, 0);
-		}
-		upb_StringView au = pb_str(eg, "authority");
-		if (au.size) {
-			o->authority = conv_hdr_str(c, "authority", au);
-			o->authority_len = (uint32_t)au.size;
-		}
+		conv_envoy_grpc(c, eg, &o->cluster, &o->authority, &o->authority_len);
 	}
 	conv_pop(c, m);
 	if (pb_has(gs, "timeout"))

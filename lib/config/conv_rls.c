@@ -38,19 +38,7 @@ static void rls_service(struct conv *c, struct pb rs, struct arn_cfg_rls *o)
 			conv_err(c, "envoy_grpc", "missing: the rate limit service's cluster");
 	} else {
 		size_t m2 = conv_push(c, "envoy_grpc");
-		conv_only(c, eg, "cluster_name,authority");
-		upb_StringView cn = pb_str(eg, "cluster_name");
-		if (!cn.size) {
-			conv_err(c, "cluster_name", "missing (Envoy requires it)");
-		} else {
-			conv_refs(c, &o->cluster, cn);
-			conv_dep(c, ARN_CFG_CLUSTER, cn.data, cn.size, false, 0);
-		}
-		upb_StringView au = pb_str(eg, "authority");
-		if (au.size) {
-			o->authority = conv_hdr_str(c, "authority", au);
-			o->authority_len = (uint32_t)au.size;
-		}
+		conv_envoy_grpc(c, eg, &o->cluster, &o->authority, &o->authority_len);
 		conv_pop(c, m2);
 	}
 	conv_grpc_metadata(c, gs, ARN_CFG_RLS_MD_MAX, "call", &o->md, &o->n_md);
