@@ -590,6 +590,16 @@ bool arn_cfg_filter_off(const struct arn_cfg_vhost *vh, const struct arn_cfg_rou
 			const char *name, size_t len, bool dflt);
 
 /**
+ * Is compressor @p f in the chain of route @p r of virtual host @p vh
+ * (HttpFilter.disabled / FilterConfig, Envoy's filterDisabled; @p toggles:
+ * the route table turns some filter off)? If so, *@p pr is its most
+ * specific CompressorPerRoute (NULL: none).
+ */
+bool arn_cfg_cmp_on_route(const struct arn_cfg_compressor *f, bool toggles,
+			  const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
+			  const struct arn_cfg_compressor_route **pr);
+
+/**
  * Does a compressor filter of manager @p h remove the request's
  * accept-encoding on route @p r of virtual host @p vh (table @p rt)?
  * Envoy's compressor decodeHeaders: a filter in the route's chain (not

@@ -880,6 +880,19 @@ bool arn_cfg_filter_off(const struct arn_cfg_vhost *vh, const struct arn_cfg_rou
 	return o < 0 ? dflt : o == 1;
 }
 
+bool arn_cfg_cmp_on_route(const struct arn_cfg_compressor *f, bool toggles,
+			  const struct arn_cfg_vhost *vh, const struct arn_cfg_route *r,
+			  const struct arn_cfg_compressor_route **pr)
+{
+	size_t len = f->filter_name ? strlen(f->filter_name) : 0;
+	*pr = NULL;
+	if ((f->off || toggles) && len && arn_cfg_filter_off(vh, r, f->filter_name, len, f->off))
+		return false;
+	if (len && vh)
+		*pr = arn_cfg_per_filter_find(vh, r, f->filter_name, len, ARN_CFG_PF_COMPRESSOR);
+	return true;
+}
+
 bool arn_cfg_cmp_strip_accept_encoding(const struct arn_cfg_hcm *h,
 				       const struct arn_cfg_route_table *rt,
 				       const struct arn_cfg_vhost *vh,
@@ -888,13 +901,9 @@ bool arn_cfg_cmp_strip_accept_encoding(const struct arn_cfg_hcm *h,
 	bool toggles = rt && rt->filter_toggles;
 	for (size_t i = 0; i < h->n_compressors; i++) {
 		const struct arn_cfg_compressor *f = &h->compressors[i];
-		size_t len = f->filter_name ? strlen(f->filter_name) : 0;
-		if ((f->off || toggles) && len &&
-		    arn_cfg_filter_off(vh, r, f->filter_name, len, f->off))
+		const struct arn_cfg_compressor_route *p;
+		if (!arn_cfg_cmp_on_route(f, toggles, vh, r, &p))
 			continue;
-		const struct arn_cfg_compressor_route *p =
-		    len ? arn_cfg_per_filter_find(vh, r, f->filter_name, len, ARN_CFG_PF_COMPRESSOR)
-			: NULL;
 		bool on = p && p->enable >= 0 ? p->enable : f->enabled;
 		bool strip = p && p->remove_ae >= 0 ? p->remove_ae : f->remove_accept_encoding;
 		if (on && strip)

@@ -886,13 +886,7 @@ static int cmp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap
 	uint8_t lib[32];
 	for (unsigned j = 0; j < n; j++) {
 		const struct arn_cfg_compressor *f = &h->compressors[j];
-		size_t fl = f->filter_name ? strlen(f->filter_name) : 0;
-		off[j] = (f->off || toggles) && fl &&
-			 arn_cfg_filter_off(st->vhost, st->route, f->filter_name, fl, f->off);
-		pr[j] = fl && st->vhost
-			    ? arn_cfg_per_filter_find(st->vhost, st->route, f->filter_name, fl,
-						      ARN_CFG_PF_COMPRESSOR)
-			    : NULL;
+		off[j] = !arn_cfg_cmp_on_route(f, toggles, st->vhost, st->route, &pr[j]);
 		lib[j] = pr[j] && pr[j]->has_lib ? pr[j]->lib.lib : f->lib;
 	}
 	/* Envoy's encoder filters see the head last filter first */
