@@ -337,7 +337,8 @@ struct arn_cfg_rl_action {
 	size_t header_len;
 	const char *key; /* the entry's key */
 	size_t key_len;
-	const char *value; /* GENERIC_KEY, HEADER_VALUE_MATCH: descriptor_value */
+	const char *value; /* GENERIC_KEY, HEADER_VALUE_MATCH: descriptor_value;
+			    * SOURCE_CLUSTER: the node's cluster (the bootstrap's) */
 	size_t value_len;
 	struct arn_cfg_header_match *headers; /* HEADER_VALUE_MATCH: all must match */
 	size_t n_headers;

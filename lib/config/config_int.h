@@ -142,6 +142,7 @@ struct conv {
 	uint32_t *dep_idx;		 /* open-addressing index of deps (i + 1; 0 empty) */
 	size_t dep_idx_cap;		 /* power of two, at least twice ndeps */
 	uint32_t default_fetch_ms;	 /* 15 s unless the bootstrap says otherwise */
+	const char *node_cluster;	 /* the bootstrap's node.cluster, "" without one */
 	struct arn_cfg_reclaim *reclaim; /* set on every object made */
 	bool validate_only;		 /* arion --mode validate */
 	unsigned files_read;		 /* by conv_read_file(): such a result is not reused */

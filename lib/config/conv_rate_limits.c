@@ -31,6 +31,13 @@ static void rl_action(struct conv *c, struct pb a, struct arn_cfg_rl_action *out
 					  : ARN_CFG_RL_REMOTE_ADDRESS;
 		out->key = w;
 		out->key_len = strlen(w);
+		/* Envoy's SourceClusterAction: the local service cluster
+		 * (node.cluster, or --service-cluster), fixed for the process */
+		if (out->kind == ARN_CFG_RL_SOURCE_CLUSTER && c->node_cluster) {
+			out->value =
+			    conv_str(c, (upb_StringView){c->node_cluster, strlen(c->node_cluster)});
+			out->value_len = strlen(c->node_cluster);
+		}
 	} else if (!strcmp(w, "request_headers")) {
 		out->kind = ARN_CFG_RL_REQUEST_HEADERS;
 		conv_only(c, v, "header_name,descriptor_key,skip_if_absent");

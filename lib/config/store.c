@@ -221,6 +221,7 @@ struct arn_config_store {
 	void *prepare_ctx;
 	struct bidx bidx;    /* the batch's index (bidx_build), while one applies */
 	struct arn_dns *dns; /* STRICT_DNS / LOGICAL_DNS resolution; NULL until one */
+	char *node_cluster;  /* the bootstrap's node.cluster ("" without one) */
 };
 
 static struct arn_config_store *global_store;
@@ -720,6 +721,9 @@ struct arn_config_store *arn_config_create(const struct arn_bootstrap *b)
 		goto nomem;
 	s->now = real_now;
 	s->default_fetch_ms = ARN_CONFIG_DEFAULT_INITIAL_FETCH_MS;
+	s->node_cluster = strdup(b && b->node_cluster ? b->node_cluster : "");
+	if (!s->node_cluster)
+		goto nomem;
 	size_t sz = rte_rcu_qsbr_get_memsize(ARN_CONFIG_MAX_READERS);
 	s->qsbr = aligned_alloc(RTE_CACHE_LINE_SIZE, (sz + RTE_CACHE_LINE_SIZE - 1) &
 							 ~(size_t)(RTE_CACHE_LINE_SIZE - 1));
@@ -741,6 +745,7 @@ struct arn_config_store *arn_config_create(const struct arn_bootstrap *b)
 nomem:
 	ARN_ERR(CONFIG, "cannot create the configuration store: out of memory");
 	if (s) {
+		free(s->node_cluster);
 		free(s->qsbr);
 		free(s->gen);
 		free(s);
@@ -783,6 +788,7 @@ void arn_config_destroy(struct arn_config_store *s)
 	}
 	arn_cfg_reclaim_drain(&s->reclaim);
 	free(s->warming);
+	free(s->node_cluster);
 	free(s->qsbr);
 	free(s);
 }
@@ -846,6 +852,7 @@ static void convert_one(struct arn_config_store *s, enum arn_cfg_type t,
 	c.res = in->name ? in->name : "";
 	c.arena = arena;
 	c.default_fetch_ms = s->default_fetch_ms;
+	c.node_cluster = s->node_cluster;
 	c.reclaim = &s->reclaim;
 	c.validate_only = s->validate_only;
 	const upb_MessageDef *md = arn_proto_msgdef(arn_cfg_type_msg[t]);

@@ -25,7 +25,6 @@
 /** What the actions read. Pointers are borrowed for the call. */
 struct arn_rl_input {
 	uint32_t remote_addr;		   /* the client address (after XFF), host order */
-	struct arn_rbac_str local_cluster; /* source_cluster: the node's cluster */
 	struct arn_rbac_str route_cluster; /* destination_cluster: the route's cluster */
 	arn_rbac_header_fn header;	   /* request headers, as for RBAC */
 	void *header_ctx;

@@ -40,8 +40,8 @@ static int action(const struct arn_cfg_rl_action *a, const struct arn_rl_input *
 	e->key = a->key;
 	e->key_len = a->key_len;
 	switch (a->kind) {
-	case ARN_CFG_RL_SOURCE_CLUSTER:
-		v = in->local_cluster.s, vlen = in->local_cluster.len;
+	case ARN_CFG_RL_SOURCE_CLUSTER: /* the node's cluster, set by lib/config */
+		v = a->value, vlen = a->value_len;
 		break;
 	case ARN_CFG_RL_DESTINATION_CLUSTER:
 		v = in->route_cluster.s, vlen = in->route_cluster.len;

@@ -15,6 +15,7 @@
 #include "tc.h"
 
 #include "arn_proto.h"
+#include "arn_bootstrap.h"
 
 #define ADDR "\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_value\":9000}}"
 #define AT(t) "\"@type\":\"type.googleapis.com/" t "\""
@@ -2034,6 +2035,7 @@ static void test_route_rate_limits(void **state)
 	assert_false(rl->actions[2].expect_match);
 	assert_int_equal(rl->actions[2].n_headers, 1);
 	assert_int_equal(rl->actions[3].kind, ARN_CFG_RL_SOURCE_CLUSTER);
+	assert_int_equal(rl->actions[3].value_len, 0); /* no node.cluster in this store's bootstrap */
 	assert_int_equal(rl->actions[4].kind, ARN_CFG_RL_DESTINATION_CLUSTER);
 	assert_int_equal(rl->actions[5].kind, ARN_CFG_RL_MASKED_REMOTE_ADDRESS);
 	assert_int_equal(rl->actions[5].mask_len, 24);
@@ -2127,6 +2129,26 @@ static void rl_table(char *buf, size_t cap, size_t vh_n, size_t route_n, size_t 
  * request): rate_limits beyond it, which would pass requests unlimited,
  * are refused naming the field.
  */
+/* The source_cluster action's value is the local service cluster, the
+ * bootstrap's node.cluster (Envoy's SourceClusterAction): a descriptor
+ * naming it matches. Before, it was empty whatever the bootstrap said. */
+static void test_rate_limit_source_cluster_is_node_cluster(void **state)
+{
+	(void)state;
+	arn_config_destroy(st);
+	struct arn_bootstrap b = {.node_cluster = (char *)"edge-gw"};
+	st = arn_config_create(&b);
+	assert_non_null(st);
+	tc_ok(R, "{\"name\":\"rt\",\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"
+		 "\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\","
+		 "\"rate_limits\":[{\"actions\":[{\"source_cluster\":{}}]}]}}]}]}");
+	const struct arn_cfg_rate_limit *rl = &route_table("rt")->vhosts[0].routes[0].route.rate_limits[0];
+	assert_int_equal(rl->actions[0].kind, ARN_CFG_RL_SOURCE_CLUSTER);
+	assert_int_equal(rl->actions[0].value_len, 7);
+	assert_memory_equal(rl->actions[0].value, "edge-gw", 7);
+	/* lib/l4's descriptor takes it from here (test_l4's test_rl_descriptors) */
+}
+
 static void test_rate_limits_beyond_descriptor_room_refused(void **state)
 {
 	(void)state;
@@ -2428,6 +2450,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_fc_match_fields),
     T(test_route_rate_limits),
     T(test_rate_limits_beyond_descriptor_room_refused),
+    T(test_rate_limit_source_cluster_is_node_cluster),
     T(test_rate_limit_descriptors_beyond_descriptor_room_refused),
     T(test_connection_limit_filters_beyond_eight_refused),
     T(test_network_filters_before_echo_refused),

@@ -478,7 +478,6 @@ static void test_rl_descriptors(void **state)
 {
 	(void)state;
 	struct arn_rl_input in = {.remote_addr = IP(198, 18, 7, 9),
-				  .local_cluster = {"ingress", 7},
 				  .route_cluster = {"backend", 7},
 				  .header = arn_rbac_request_header,
 				  .header_ctx = (void *)&req};
@@ -487,7 +486,7 @@ static void test_rl_descriptors(void **state)
 	    .name_len = 7,
 	    .str = {.kind = ARN_CFG_STR_EXACT, .s = "GET", .len = 3}};
 	struct arn_cfg_rl_action a[7] = {
-	    act(ARN_CFG_RL_SOURCE_CLUSTER, "source_cluster", NULL),
+	    act(ARN_CFG_RL_SOURCE_CLUSTER, "source_cluster", "ingress"), /* lib/config's node cluster */
 	    act(ARN_CFG_RL_DESTINATION_CLUSTER, "destination_cluster", NULL),
 	    act(ARN_CFG_RL_REQUEST_HEADERS, "role", NULL),
 	    act(ARN_CFG_RL_REMOTE_ADDRESS, "remote_address", NULL),
