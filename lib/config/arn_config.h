@@ -199,6 +199,28 @@ void arn_config_set_tls_check(arn_config_tls_check_fn fn);
 void arn_config_set_prepare_cb(struct arn_config_store *s,
 			       void (*fn)(void *ctx, const struct arn_cfg_gen *next), void *ctx);
 
+/** What happened to a cluster's hosts, for Envoy's cluster.<name>.update_*. */
+enum arn_config_cluster_update {
+	ARN_CONFIG_UPDATE_ATTEMPT,    /* an EDS ClusterLoadAssignment received; a
+				       * DNS cluster's resolution started */
+	ARN_CONFIG_UPDATE_SUCCESS,    /* it was applied; the name resolved */
+	ARN_CONFIG_UPDATE_REJECTED,   /* the ClusterLoadAssignment was refused (X15, X16) */
+	ARN_CONFIG_UPDATE_EMPTY,      /* the ClusterLoadAssignment was removed */
+	ARN_CONFIG_UPDATE_FAILURE,    /* the resolution failed (the last hosts stay) */
+	ARN_CONFIG_UPDATE_NO_REBUILD, /* it resolved to the hosts the cluster had */
+};
+
+/**
+ * Register the function told, on the control lcore, of each update of
+ * cluster @p cluster's hosts (lib/http counts them in the cluster's
+ * statistics). It must not apply to the store. One callback; NULL
+ * unregisters.
+ */
+void arn_config_set_cluster_update_cb(struct arn_config_store *s,
+				      void (*fn)(void *ctx, const char *cluster,
+						 enum arn_config_cluster_update u),
+				      void *ctx);
+
 /**
  * The errors of @p r, one per line, for a NACK's error_detail (the caller
  * truncates, D9).

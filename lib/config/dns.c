@@ -80,6 +80,7 @@ struct dns_job {
 
 struct arn_dns {
 	arn_dns_publish_fn publish;
+	arn_dns_event_fn event;
 	void *ctx;
 	struct arn_config_stats *st;
 	struct dns_cl *list;
@@ -233,12 +234,14 @@ static void *resolver_main(void *arg)
 	return NULL;
 }
 
-struct arn_dns *arn_dns_create(arn_dns_publish_fn publish, void *ctx, struct arn_config_stats *st)
+struct arn_dns *arn_dns_create(arn_dns_publish_fn publish, arn_dns_event_fn event, void *ctx,
+			       struct arn_config_stats *st)
 {
 	struct arn_dns *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
 	d->publish = publish;
+	d->event = event;
 	d->ctx = ctx;
 	d->st = st;
 	d->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1: poll() ignores it */
@@ -453,6 +456,7 @@ static void collect(struct arn_dns *d, uint64_t now_ms)
 		h->running = false;
 		if (j->rc < 0) {
 			d->st->dns_update_failure++;
+			d->event(d->ctx, c->name, ARN_CONFIG_UPDATE_FAILURE);
 			c->fail_ms = c->fail_ms == 0			 ? cfg->fail_base_ms
 				     : c->fail_ms > cfg->fail_max_ms / 2 ? cfg->fail_max_ms
 									 : 2 * c->fail_ms;
@@ -466,6 +470,7 @@ static void collect(struct arn_dns *d, uint64_t now_ms)
 			    c->name, j->name, strerror(-j->rc), c->fail_ms);
 		} else {
 			d->st->dns_update_success++;
+			d->event(d->ctx, c->name, ARN_CONFIG_UPDATE_SUCCESS);
 			c->fail_ms = 0;
 			h->answered = true;
 			/* respect_dns_ttl: the answer's TTL, when it has one
@@ -475,8 +480,10 @@ static void collect(struct arn_dns *d, uint64_t now_ms)
 						  : cfg->refresh_ms);
 			if (take_answer(d, c, h, j))
 				c->dirty = true;
-			else if (c->first_done)
+			else if (c->first_done) {
 				d->st->dns_update_no_rebuild++;
+				d->event(d->ctx, c->name, ARN_CONFIG_UPDATE_NO_REBUILD);
+			}
 		}
 		if (!c->first_done) {
 			c->first_done = true;
@@ -515,6 +522,7 @@ static void launch(struct arn_dns *d, uint64_t now_ms)
 			c->inflight++;
 			d->inflight++;
 			d->st->dns_update_attempt++;
+			d->event(d->ctx, c->name, ARN_CONFIG_UPDATE_ATTEMPT);
 			pthread_mutex_lock(&d->mu);
 			j->next = NULL;
 			struct dns_job **tail = &d->todo;

@@ -23,10 +23,16 @@ struct arn_sb;
 typedef int (*arn_dns_publish_fn)(void *ctx, const char *name, const char *ver, const char *bytes,
 				  size_t len, struct arn_sb *why);
 
+/** A cluster's resolution event (arn_config.h's ATTEMPT, SUCCESS,
+ * FAILURE, NO_REBUILD), for its update_* counters. */
+typedef void (*arn_dns_event_fn)(void *ctx, const char *name, enum arn_config_cluster_update u);
+
 /** The store's resolver state (no thread yet), or NULL (-ENOMEM): it
- * publishes through @p publish (@p ctx); @p st (borrowed, the store's)
- * receives its counters. */
-struct arn_dns *arn_dns_create(arn_dns_publish_fn publish, void *ctx, struct arn_config_stats *st);
+ * publishes through @p publish and tells each cluster's resolution events
+ * to @p event (both with @p ctx); @p st (borrowed, the store's) receives
+ * its counters. */
+struct arn_dns *arn_dns_create(arn_dns_publish_fn publish, arn_dns_event_fn event, void *ctx,
+			       struct arn_config_stats *st);
 /** Stop the resolver threads (each finishes the name it resolves) and free. */
 void arn_dns_destroy(struct arn_dns *d);
 /**

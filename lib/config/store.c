@@ -222,6 +222,16 @@ struct arn_config_store {
 	struct bidx bidx;    /* the batch's index (bidx_build), while one applies */
 	struct arn_dns *dns; /* STRICT_DNS / LOGICAL_DNS resolution; NULL until one */
 	char *node_cluster;  /* the bootstrap's node.cluster ("" without one) */
+	/* told of each update of a cluster's hosts (update_* counters), after
+	 * the generation it made is published: a cluster that warmed on
+	 * that update is then there to count it */
+	void (*cluster_update_cb)(void *ctx, const char *cluster, enum arn_config_cluster_update u);
+	void *cluster_update_ctx;
+	struct cl_upd {
+		char *name;
+		enum arn_config_cluster_update u;
+	} *upd;
+	size_t n_upd, cap_upd;
 };
 
 static struct arn_config_store *global_store;
@@ -789,6 +799,9 @@ void arn_config_destroy(struct arn_config_store *s)
 	arn_cfg_reclaim_drain(&s->reclaim);
 	free(s->warming);
 	free(s->node_cluster);
+	for (size_t i = 0; i < s->n_upd; i++)
+		free(s->upd[i].name);
+	free(s->upd);
 	free(s->qsbr);
 	free(s);
 }
@@ -1500,6 +1513,69 @@ static int dns_publish(void *ctx, const char *name, const char *ver, const char 
 
 static void update_ready(struct arn_config_store *s);
 
+void arn_config_set_cluster_update_cb(struct arn_config_store *s,
+				      void (*fn)(void *ctx, const char *cluster,
+						 enum arn_config_cluster_update u),
+				      void *ctx)
+{
+	s->cluster_update_cb = fn;
+	s->cluster_update_ctx = ctx;
+}
+
+/* Updates waiting for their cluster to warm: a control plane that keeps
+ * refusing updates of a warming cluster does not grow the queue past it. */
+#define ARN_CONFIG_MAX_QUEUED_UPDATES 4096
+
+/* Queue @p u for cluster @p name (dropped past the bound or when out of
+ * memory: it is a counter). */
+static void cluster_update(void *ctx, const char *name, enum arn_config_cluster_update u)
+{
+	struct arn_config_store *s = ctx;
+	if (!s->cluster_update_cb || s->n_upd >= ARN_CONFIG_MAX_QUEUED_UPDATES)
+		return;
+	if (s->n_upd == s->cap_upd) {
+		size_t cap = s->cap_upd ? 2 * s->cap_upd : 16;
+		struct cl_upd *v = realloc(s->upd, cap * sizeof(*v));
+		if (!v)
+			return;
+		s->upd = v;
+		s->cap_upd = cap;
+	}
+	char *n = strdup(name);
+	if (!n)
+		return;
+	s->upd[s->n_upd++] = (struct cl_upd){n, u};
+}
+
+/* The queued updates to the callback, once their generation is out: a
+ * cluster still warming keeps its own until it is in force (its first
+ * resolution's attempt, say), one no Cluster names is dropped. */
+static void cluster_updates_flush(struct arn_config_store *s)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < s->n_upd; i++) {
+		const char *n = s->upd[i].name;
+		struct entry *e = entry_get(s, ARN_CFG_CLUSTER, n, strlen(n));
+		if (e && !e->active.obj && e->warming.obj) {
+			s->upd[kept++] = s->upd[i];
+			continue;
+		}
+		if (e && e->active.obj && s->cluster_update_cb)
+			s->cluster_update_cb(s->cluster_update_ctx, n, s->upd[i].u);
+		free(s->upd[i].name);
+	}
+	s->n_upd = kept;
+}
+
+/* An EDS ClusterLoadAssignment's update (not the resolver's, which tells
+ * its own, nor a static one): @p name's cluster counts it. */
+static void eds_update(struct arn_config_store *s, int t, unsigned flags, const char *name,
+		       enum arn_config_cluster_update u)
+{
+	if (t == ARN_CFG_CLA && !(flags & (ARN_CONFIG_APPLY_DNS | ARN_CONFIG_APPLY_STATIC)) && name)
+		cluster_update(s, name, u);
+}
+
 /* A cluster's newest version (warming, else active) to the resolver:
  * a DNS cluster resolves while it warms, which ends when it answers. */
 static void dns_track(struct arn_config_store *s, struct entry *e)
@@ -1508,7 +1584,7 @@ static void dns_track(struct arn_config_store *s, struct entry *e)
 	    (const void *)(e->warming.obj ? e->warming.obj : e->active.obj);
 	if (!s->dns && (!cl || !cl->dns))
 		return;
-	if (!s->dns && !(s->dns = arn_dns_create(dns_publish, s, &s->st))) {
+	if (!s->dns && !(s->dns = arn_dns_create(dns_publish, cluster_update, s, &s->st))) {
 		ARN_ERR(CONFIG, "Cluster '%s': out of memory for DNS resolution", e->name);
 		return;
 	}
@@ -1541,12 +1617,14 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 	/* Step 1: decode and convert everything (X15). */
 	size_t nbad = 0;
 	for (size_t i = 0; i < n_res; i++) {
+		eds_update(s, t, flags, res[i].name, ARN_CONFIG_UPDATE_ATTEMPT);
 		convert_one(s, t, &res[i], arena, &co[i]);
 		nbad += co[i].err != NULL;
 	}
 	upb_Arena_Free(arena);
 	if (nbad) {
 		for (size_t i = 0; i < n_res; i++) {
+			eds_update(s, t, flags, res[i].name, ARN_CONFIG_UPDATE_REJECTED);
 			if (co[i].err) {
 				const char *nm = res[i].name ? res[i].name : "";
 				result_add2(out, nm, co[i].err, co[i].detail);
@@ -1569,6 +1647,7 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 			ARN_WARN(CONFIG,
 				 "%s batch refused (X15): %zu of %zu resources failed conversion",
 				 type_names[t], nbad, n_res);
+		cluster_updates_flush(s);
 		return 0;
 	}
 	/* Step 2: apply one by one (X16). Removals first, as Envoy's LDS does:
@@ -1581,8 +1660,12 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 	 * removals, which free the entries they drop. */
 	if (t == ARN_CFG_SECRET)
 		bidx_build(s, (enum arn_cfg_type)t);
-	for (size_t i = 0; i < n_removed; i++)
+	for (size_t i = 0; i < n_removed; i++) {
+		size_t errs = out->n_errors;
 		apply_remove(s, t, removed[i], flags, out);
+		if (out->n_errors == errs)
+			eds_update(s, t, flags, removed[i], ARN_CONFIG_UPDATE_EMPTY);
+	}
 	if (t == ARN_CFG_LISTENER)
 		bidx_build(s, (enum arn_cfg_type)t);
 	for (size_t i = 0; i < n_res; i++) {
@@ -1593,7 +1676,11 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 			deps_free(co[i].deps, co[i].ndeps);
 			continue;
 		}
+		size_t errs = out->n_errors;
 		apply_update(s, e, &co[i], &res[i], flags, out);
+		eds_update(s, t, flags, res[i].name,
+			   out->n_errors == errs ? ARN_CONFIG_UPDATE_SUCCESS
+						 : ARN_CONFIG_UPDATE_REJECTED);
 		if (t == ARN_CFG_CLUSTER)
 			dns_track(s, e);
 		/* the next listeners of the batch must see this one's address */
@@ -1618,6 +1705,7 @@ int arn_config_apply(struct arn_config_store *s, const char *type_url,
 	s->st.batches_accepted++;
 	update_ready(s);
 	interest_notify(s);
+	cluster_updates_flush(s);
 	return 0;
 }
 
@@ -1913,6 +2001,7 @@ void arn_config_poll(struct arn_config_store *s)
 			interest_notify(s);
 		}
 	}
+	cluster_updates_flush(s); /* the resolver's, when nothing was published */
 	update_ready(s);
 }
 

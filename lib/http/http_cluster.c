@@ -79,6 +79,18 @@ struct http_cluster_rt *http_cluster_get(const char *name)
 	return http_cluster_getn(name, len, arn_cfg_hash(name, len));
 }
 
+struct http_cluster_rt *http_cluster_find(const char *name)
+{
+	size_t len = strlen(name);
+	uint64_t hash = arn_cfg_hash(name, len);
+	for (struct http_cluster_rt *c = cl_nb ? cl_buckets[hash & (cl_nb - 1)] : NULL; c;
+	     c = c->next)
+		if (c->current && c->hash == hash && c->len == len &&
+		    memcmp(c->name, name, len) == 0)
+			return c;
+	return NULL;
+}
+
 struct http_cluster_rt *http_cluster_getn(const char *name, size_t len, uint64_t hash)
 {
 	for (struct http_cluster_rt *c = cl_nb ? cl_buckets[hash & (cl_nb - 1)] : NULL; c;

@@ -229,6 +229,8 @@ struct http_cluster_rt *http_cluster_get(const char *name);
 /** The same with the name's length and arn_cfg_hash() (@p name is still
  * NUL-terminated: the statistics scope takes it as a string). */
 struct http_cluster_rt *http_cluster_getn(const char *name, size_t len, uint64_t hash);
+/** The current object of cluster @p name, or NULL: none is made. */
+struct http_cluster_rt *http_cluster_find(const char *name);
 /** The same for listener address @p addr:@p port. */
 struct http_listener_rt *http_listener_get(uint32_t addr, uint16_t port);
 /** The registry lets go of the current clusters not seen in sync @p sync_id. */

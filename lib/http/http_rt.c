@@ -1959,6 +1959,25 @@ static void cb_stats_pull(struct arn_stats_emitter *e, void *arg)
 	arn_hamt_foreach(s->cp->ents, cb_cluster_emit, e);
 }
 
+/* Envoy's cluster.<name>.update_* (arn_config_set_cluster_update_cb):
+ * counted on the cluster in force; a name no generation has is not
+ * made a cluster for it. */
+static void cluster_update_stat(void *ctx, const char *name, enum arn_config_cluster_update u)
+{
+	(void)ctx;
+	static const unsigned stat[] = {
+	    [ARN_CONFIG_UPDATE_ATTEMPT] = ARN_CL_update_attempt,
+	    [ARN_CONFIG_UPDATE_SUCCESS] = ARN_CL_update_success,
+	    [ARN_CONFIG_UPDATE_REJECTED] = ARN_CL_update_rejected,
+	    [ARN_CONFIG_UPDATE_EMPTY] = ARN_CL_update_empty,
+	    [ARN_CONFIG_UPDATE_FAILURE] = ARN_CL_update_failure,
+	    [ARN_CONFIG_UPDATE_NO_REBUILD] = ARN_CL_update_no_rebuild,
+	};
+	struct http_cluster_rt *c = http_cluster_find(name);
+	if (c && (unsigned)u < sizeof(stat) / sizeof(stat[0]))
+		arn_stats_inc(c->stats, ARN_STATS_SLOT_CONTROL, stat[u]);
+}
+
 int http_rt_init(struct arn_config_store *s)
 {
 	arn_stats_pull_register(cb_stats_pull, NULL);
@@ -1971,6 +1990,7 @@ int http_rt_init(struct arn_config_store *s)
 	synced_gen = UINT64_MAX;
 	if (s) {
 		arn_config_set_prepare_cb(s, rt_prepare, NULL);
+		arn_config_set_cluster_update_cb(s, cluster_update_stat, NULL);
 		http_rt_sync(s);
 	}
 	return 0;
@@ -1988,8 +2008,10 @@ void http_rt_fini(void)
 		resolving = b->next;
 		free(b);
 	}
-	if (store)
+	if (store) {
 		arn_config_set_prepare_cb(store, NULL, NULL);
+		arn_config_set_cluster_update_cb(store, NULL, NULL);
+	}
 	struct snap *s = __atomic_exchange_n(&current, NULL, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&http_rt_sync_, ++sync_id, __ATOMIC_RELEASE); /* no snapshot's */
 	snap_free(s);

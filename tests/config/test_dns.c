@@ -163,12 +163,30 @@ static const char *dns_cluster(const char *name, const char *type, const char *e
 	"{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"" h                         \
 	"\",\"port_value\":" #port "}}}}"
 
+/* The store's cluster update events (Envoy's cluster.<name>.update_*),
+ * as lib/http counts them; a SUCCESS seen while the cluster was not yet in
+ * the generation workers read would be lost there. */
+static unsigned upd[ARN_CONFIG_UPDATE_NO_REBUILD + 1];
+static unsigned upd_unpublished;
+
+static void upd_cb(void *ctx, const char *name, enum arn_config_cluster_update u)
+{
+	(void)ctx;
+	assert_string_equal(name, "web");
+	upd[u]++;
+	if (!cluster("web"))
+		upd_unpublished++;
+}
+
 /* STRICT_DNS: every address of the name, each with the endpoint's port
  * and weight; a change follows; a failure keeps the last hosts; an answer
  * with no address removes them (Envoy's strict_dns_cluster.cc). */
 static void test_dns_strict_follows_answers(void **state)
 {
 	(void)state;
+	memset(upd, 0, sizeof(upd));
+	upd_unpublished = 0;
+	arn_config_set_cluster_update_cb(st, upd_cb, NULL);
 	answer(2, (uint32_t[]){IP(198, 18, 0, 1), IP(198, 18, 0, 2)});
 	APPLY(C, dns_cluster("web", "STRICT_DNS", "",
 			     "{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":"
@@ -233,6 +251,14 @@ static void test_dns_strict_follows_answers(void **state)
 	assert_int_equal(s.dns_update_attempt, 6);
 	assert_int_equal(s.dns_update_success, 5);
 	assert_int_equal(s.dns_clusters, 1);
+	/* the same, for the cluster's own counters; none told before the
+	 * generation with the cluster was out (the first answer warmed it) */
+	assert_int_equal(upd[ARN_CONFIG_UPDATE_ATTEMPT], 6);
+	assert_int_equal(upd[ARN_CONFIG_UPDATE_SUCCESS], 5);
+	assert_int_equal(upd[ARN_CONFIG_UPDATE_FAILURE], 1);
+	assert_int_equal(upd[ARN_CONFIG_UPDATE_NO_REBUILD], 1);
+	assert_int_equal(upd[ARN_CONFIG_UPDATE_REJECTED] + upd[ARN_CONFIG_UPDATE_EMPTY], 0);
+	assert_int_equal(upd_unpublished, 0);
 }
 
 /* dns_failure_refresh_rate: base, doubled, capped at max; a success resets */

@@ -1731,6 +1731,66 @@ static uint32_t c_addr(unsigned i)
 	return (198u << 24) | (18u << 16) | ((i / 250) << 8) | (i % 250 + 1);
 }
 
+/* Envoy's cluster.<name>.update_* for an EDS cluster: each
+ * ClusterLoadAssignment received is an attempt, then a success or a
+ * rejection; its removal is update_empty. They were declared and never
+ * counted. A ClusterLoadAssignment for a name no cluster has makes no
+ * statistics (a control plane's names do not become scopes). */
+static void test_cluster_update_counters(void **state)
+{
+	(void)state;
+	start(4, jlistener("", DIRECT_OK));
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
+	      "\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}}");
+	assert_int_equal(stat("cluster.web.update_attempt"), 0);
+	apply(ARN_TYPE_URL_CLA, "1",
+	      "{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{"
+	      "\"address\":{\"socket_address\":{\"address\":\"198.18.0.9\",\"port_value\":"
+	      "8080}}}}]}]}");
+	assert_int_equal(stat("cluster.web.update_attempt"), 1);
+	assert_int_equal(stat("cluster.web.update_success"), 1);
+	/* refused: a hostname in an EDS cluster's endpoints */
+	upb_Arena *a = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef(strrchr(ARN_TYPE_URL_CLA, '/') + 1);
+	struct arn_sb err = ARN_SB_INIT;
+	const char *bad = "{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+			  "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":"
+			  "\"web.test\",\"port_value\":8080}}}}]}]}";
+	upb_Message *m = arn_proto_from_json(bad, strlen(bad), md, a, &err);
+	assert_non_null(m);
+	struct arn_config_resource_in in = {"web", "2", NULL, 0};
+	in.bytes = arn_proto_encode(m, md, a, &in.len);
+	arn_config_result_free(&res);
+	assert_int_equal(arn_config_apply(st, ARN_TYPE_URL_CLA, &in, 1, NULL, 0, 0, &res), 0);
+	assert_false(res.accepted);
+	/* and one for a name no cluster has */
+	const char *ghost = "{\"cluster_name\":\"ghost\"}";
+	m = arn_proto_from_json(ghost, strlen(ghost), md, a, &err);
+	assert_non_null(m);
+	struct arn_config_resource_in gin = {"ghost", "1", NULL, 0};
+	gin.bytes = arn_proto_encode(m, md, a, &gin.len);
+	arn_config_result_free(&res);
+	assert_int_equal(arn_config_apply(st, ARN_TYPE_URL_CLA, &gin, 1, NULL, 0, 0, &res), 0);
+	upb_Arena_Free(a);
+	arn_sb_free(&err);
+	arn_http_poll();
+	assert_int_equal(stat("cluster.web.update_attempt"), 2);
+	assert_int_equal(stat("cluster.web.update_success"), 1);
+	assert_int_equal(stat("cluster.web.update_rejected"), 1);
+	const char *gone[] = {"web"};
+	arn_config_result_free(&res);
+	assert_int_equal(arn_config_apply(st, ARN_TYPE_URL_CLA, NULL, 0, gone, 1, 0, &res), 0);
+	arn_http_poll();
+	assert_int_equal(stat("cluster.web.update_empty"), 1);
+	assert_int_equal(stat("cluster.web.update_attempt"), 2);
+	struct arn_stats_snapshot s;
+	assert_int_equal(arn_stats_snapshot_take(&s), 0);
+	for (size_t i = 0; i < s.n; i++)
+		assert_null(strstr(s.v[i].name, "ghost"));
+	arn_stats_snapshot_free(&s);
+}
+
 /* One changed cluster among N builds one cluster's runtime entries and
  * visits no other cluster (issue 17: the generations' cluster tries are
  * compared, and the snapshot's own trie of entries is path-copied); the
@@ -10353,6 +10413,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
 	    cmocka_unit_test_teardown(test_one_changed_cluster_builds_one, teardown),
+	    cmocka_unit_test_teardown(test_cluster_update_counters, teardown),
 	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
