@@ -119,6 +119,11 @@ static void check_xds_cluster(struct arn_bs_ctx *c, const struct arn_bootstrap *
 	}
 	char p[512];
 	snprintf(p, sizeof(p), "envoy_bootstrap.static_resources.clusters[%zu]", idx);
+	/* STATIC: the control plane's addresses; STRICT_DNS / LOGICAL_DNS:
+	 * its names (as most hand-written bootstraps and Envoy Gateway's
+	 * write it), which the xDS channel (gRPC's own resolver) resolves
+	 * again for every connection attempt, trying the answer's addresses
+	 * in order. EDS and the others need what the control plane sends. */
 	int type = envoy_config_cluster_v3_Cluster_type(cl);
 	if (envoy_config_cluster_v3_Cluster_cluster_discovery_type_case(cl) !=
 		envoy_config_cluster_v3_Cluster_cluster_discovery_type_NOT_SET &&
@@ -126,13 +131,17 @@ static void check_xds_cluster(struct arn_bs_ctx *c, const struct arn_bootstrap *
 		envoy_config_cluster_v3_Cluster_cluster_discovery_type_type) {
 		char tp[600];
 		snprintf(tp, sizeof(tp), "%s.cluster_type", p);
-		arn_bs_error(c, tp, "the xDS cluster must be of type STATIC");
-	} else if (type != envoy_config_cluster_v3_Cluster_STATIC) {
+		arn_bs_error(c, tp,
+			     "the xDS cluster must be of type STATIC, STRICT_DNS or LOGICAL_DNS");
+	} else if (type != envoy_config_cluster_v3_Cluster_STATIC &&
+		   type != envoy_config_cluster_v3_Cluster_STRICT_DNS &&
+		   type != envoy_config_cluster_v3_Cluster_LOGICAL_DNS) {
 		char tp[600];
 		snprintf(tp, sizeof(tp), "%s.type", p);
 		arn_bs_error(c, tp,
-			     "the xDS cluster must be of type STATIC, with the control plane's IP "
-			     "addresses in load_assignment");
+			     "the xDS cluster must be of type STATIC (the control plane's IP "
+			     "addresses in load_assignment), STRICT_DNS or LOGICAL_DNS (its "
+			     "names): its endpoints cannot come from the control plane (X7)");
 	}
 	const envoy_config_endpoint_v3_ClusterLoadAssignment *la =
 	    envoy_config_cluster_v3_Cluster_load_assignment(cl);

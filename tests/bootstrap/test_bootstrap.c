@@ -206,6 +206,48 @@ static void test_x9_several_grpc_services_kept_in_order(void **state)
 	assert_string_equal(tb.bs->xds_clusters[1], "xds_cluster");
 }
 
+/* X7: the xDS cluster may name the control plane (STRICT_DNS or
+ * LOGICAL_DNS), as most hand-written bootstraps and Envoy Gateway's do;
+ * one whose endpoints would have to come from the control plane (EDS)
+ * is refused, naming the field. Before, anything but STATIC was. */
+static void test_x7_xds_cluster_by_name(void **state)
+{
+	(void)state;
+	static const char *const types[] = {"STRICT_DNS", "LOGICAL_DNS"};
+	for (size_t i = 0; i < 2; i++) {
+		char y[2048];
+		snprintf(
+		    y, sizeof(y),
+		    "envoy_bootstrap:\n"
+		    "  node: {id: n1, cluster: c1}\n"
+		    "  dynamic_resources:\n"
+		    "    ads_config:\n"
+		    "      grpc_services: [{envoy_grpc: {cluster_name: xds_cluster}}]\n"
+		    "  static_resources:\n"
+		    "    clusters:\n"
+		    "      - name: xds_cluster\n"
+		    "        type: %s\n"
+		    "        connect_timeout: 0.25s\n"
+		    "        http2_protocol_options: {}\n"
+		    "        load_assignment:\n"
+		    "          cluster_name: xds_cluster\n"
+		    "          endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: "
+		    "{address: envoy-gateway.envoy-gateway-system, port_value: 18000}}}}]}]\n"
+		    "xds: {allow_plaintext: true}\n",
+		    types[i]);
+		assert_loads(y);
+		tboot_reset(&tb);
+	}
+	char *e = xds_with("        - envoy_grpc: {cluster_name: xds_cluster}\n", "");
+	char *t = strstr(e, "type: STATIC");
+	assert_non_null(t);
+	memcpy(t, "type: EDS   ", 12);
+	assert_error(e, "envoy_bootstrap.static_resources.clusters[0].type: the xDS cluster must "
+			"be of type STATIC");
+	assert_non_null(strstr(arn_sb_cstr(&tb.err), "STRICT_DNS or LOGICAL_DNS"));
+	assert_non_null(strstr(arn_sb_cstr(&tb.err), "(X7)"));
+}
+
 static void test_x1_sotw_api_type_refused(void **state)
 {
 	(void)state;
@@ -1102,6 +1144,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_x7_ads_cluster_must_be_static_resource, teardown),
 	    cmocka_unit_test_teardown(test_x8_google_grpc_refused, teardown),
 	    cmocka_unit_test_teardown(test_x9_several_grpc_services_kept_in_order, teardown),
+	    cmocka_unit_test_teardown(test_x7_xds_cluster_by_name, teardown),
 	    cmocka_unit_test_teardown(test_x1_sotw_api_type_refused, teardown),
 	    cmocka_unit_test_teardown(test_x10_lds_config_must_be_ads, teardown),
 	    cmocka_unit_test_teardown(test_negative_durations_refused, teardown),

@@ -54,6 +54,9 @@ topo_bg nginx-new ip netns exec "$cns" nginx -c "$d/nginx.conf" -g 'daemon off;'
 
 cp_dir="$TOPO_DIR/cp"
 mkdir -p "$cp_dir"
+# the control plane by name, as most bootstraps write it: a STRICT_DNS xDS
+# cluster naming "localhost" (X7; gRPC resolves it for each attempt)
+export HTTP_E2E_XDS_BY_NAME=1
 http_e2e_xds_cp "$ARION_SRC/tests/http/e2e_churn.js" "$cp_dir" || exit 1
 export ARION_EXTRA="--drain-strategy immediate --drain-time-s 30"
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
@@ -131,5 +134,9 @@ q=$(stat tcp.0.resets_sent_quiet_close) tw=$(stat tcp.0.connections_time_wait)
 [ "$q" -gt 0 ] && [ "$tw" -lt 10 ] && ok "upstream connections of the removed endpoint reset: $q, in TIME_WAIT: $tw" ||
 	bad "removed endpoint's connections: $q reset, $tw in TIME_WAIT (wanted > 0, < 10)"
 echo "    ARP: $(curl -s "http://127.0.0.1:$admin_port/stats" | grep -E 'arp_(drop|resolve_ahead|resolved)|dpdk\.arp\.' | tr '\n' ' ')"
+# the xDS cluster is a DNS cluster (its own resolution counted per cluster)
+v=$(stat cluster.xds_cluster.update_success)
+[ "${v:-0}" -ge 1 ] && ok "xDS cluster by name: cluster.xds_cluster.update_success = $v" ||
+	bad "xDS cluster by name: cluster.xds_cluster.update_success = ${v:-none}"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish

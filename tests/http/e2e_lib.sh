@@ -134,7 +134,10 @@ NGINX
 # http_e2e_xds_cp SCRIPT DIR: start the Node control plane SCRIPT (it
 # writes DIR/port once listening) and write $TOPO_DIR/body.yaml, a
 # bootstrap whose delta ADS is that control plane, for http_e2e_arion.
-# TOPO_PID is the control plane's pid.
+# TOPO_PID is the control plane's pid. HTTP_E2E_XDS_BY_NAME=1: the xDS
+# cluster is STRICT_DNS and names the control plane "localhost", as most
+# hand-written bootstraps name theirs (a name is not known loopback:
+# plaintext needs xds.allow_plaintext, which http_e2e_arion then adds).
 http_e2e_xds_cp() {
 	local script=$1 dir=$2 pid port i
 	topo_bg cp node "$script" "$dir"
@@ -142,6 +145,8 @@ http_e2e_xds_cp() {
 	for i in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
 	[ -s "$dir/port" ] || { cat "$TOPO_DIR/cp.log"; echo "control plane did not start"; return 1; }
 	port=$(cat "$dir/port")
+	local xtype=STATIC xhost=127.0.0.1
+	[ "${HTTP_E2E_XDS_BY_NAME:-}" = 1 ] && xtype=STRICT_DNS xhost=localhost
 	cat >"$TOPO_DIR/body.yaml" <<YAML
   dynamic_resources:
     ads_config:
@@ -154,7 +159,7 @@ http_e2e_xds_cp() {
   static_resources:
     clusters:
       - name: xds_cluster
-        type: STATIC
+        type: $xtype
         connect_timeout: 1s
         typed_extension_protocol_options:
           envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
@@ -164,7 +169,7 @@ http_e2e_xds_cp() {
           cluster_name: xds_cluster
           endpoints:
             - lb_endpoints:
-                - endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: $port } } }
+                - endpoint: { address: { socket_address: { address: $xhost, port_value: $port } } }
 YAML
 	TOPO_PID=$pid
 }
@@ -183,6 +188,7 @@ http_e2e_arion() {
 		topo_dataplane "$dev,iface=$host_if${HTTP_E2E_DEVARGS:-}" "$us/24" "$gw" \
 			"${HTTP_E2E_WORKERS:-1}"
 		[ -n "${HTTP_E2E_DATAPLANE_EXTRA:-}" ] && echo "$HTTP_E2E_DATAPLANE_EXTRA"
+		[ "${HTTP_E2E_XDS_BY_NAME:-}" = 1 ] && echo "xds: { allow_plaintext: true }"
 	} >"$cfg"
 	topo_arion_start "$cfg" ${ARION_EXTRA:-} || return 1
 	# wait until Arion answers ARP/ICMP from the client namespace
