@@ -472,6 +472,55 @@ static void azg_keep(struct http_authz *a, struct arn_h1_edit *e, uint8_t *k,
 	}
 }
 
+/* An answer Envoy's validate_mutations would refuse (rejectResponse):
+ * 500, whatever failure_mode_allow says. */
+static void az_invalid(struct http_authz *a, const char *why)
+{
+	struct http_stream *st = a->st;
+	ARN_DEBUG(HTTP, "ext_authz: invalid answer: %s", why);
+	az_count(st, a->idx, ARN_EXT_AUTHZ_invalid);
+	a->n_up = a->n_cl = 0;
+	a->state = AZ_OVER;
+	http_local_reply(st, 500, NULL, 0, ARN_RF_BIT(UNAUTHORIZED_EXTERNAL_SERVICE),
+			 "ext_authz_invalid", NULL, 0);
+}
+
+/* ok_response's query_parameters_to_set / _to_remove on the request's
+ * path, as Envoy's ext_authz rewrites it (http_query.h), into the
+ * context's buffer (it lives until the stream ends: retries send it
+ * too). Keys and values to set must be x-www-form-urlencoded (Envoy
+ * checks so with validate_mutations; Arion always: they go into the
+ * request line as they are). @return false when the request was
+ * answered (an invalid answer); an overflow is noted in @p a. */
+static bool azg_query(struct http_authz *a, const struct http_authz_grpc_resp *r)
+{
+	struct arn_h1_msg *m = &a->st->req.m;
+	if (!m->path.len) {
+		az_invalid(a, "query parameters for a request without a path");
+		return false;
+	}
+	size_t cap = m->path.len;
+	for (unsigned i = 0; i < r->n_qset; i++) {
+		const struct http_qkv *q = &r->qset[i];
+		if (!http_query_is_encoded(q->k, q->kl) || !http_query_is_encoded(q->v, q->vl)) {
+			az_invalid(a, "a query parameter to set is not URL-encoded");
+			return false;
+		}
+		cap += 2 + (size_t)q->kl + q->vl;
+	}
+	char *out = az_room(a, cap);
+	if (!out)
+		return true;
+	long n = http_query_rewrite(m->path.p, m->path.len, r->qset, r->n_qset, r->qrm, r->n_qrm,
+				    out, cap);
+	if (n < 0 || n > UINT32_MAX) {
+		a->overflow = true; /* more parameters than HTTP_QUERY_MAX_PARAMS */
+		return true;
+	}
+	m->path = (struct arn_h1_slice){out, (uint32_t)n};
+	return true;
+}
+
 /* The answer decided (@p a not orphaned): allowed, denied or an error. */
 static void azg_decide(struct http_authz *a)
 {
@@ -502,13 +551,6 @@ static void azg_decide(struct http_authz *a)
 		return;
 	}
 	if (!r.denied) {
-		if (r.query) {
-			/* Arion does not rewrite the upstream request's query:
-			 * failing closed, not letting it on unchanged */
-			az_count(st, a->idx, ARN_EXT_AUTHZ_malformed);
-			az_error(a, "query_parameters_to_set/remove: not supported");
-			return;
-		}
 		azg_keep(a, a->up, &a->n_up, r.h, r.n_h);
 		for (unsigned i = 0; i < r.n_rm && !a->overflow; i++) {
 			/* Envoy's isRemovableHeader: not pseudo-headers, not host */
@@ -519,6 +561,8 @@ static void azg_decide(struct http_authz *a)
 			az_keep(a, a->up, &a->n_up, &h, ARN_H1_EDIT_REMOVE);
 		}
 		azg_keep(a, a->cl, &a->n_cl, r.rsp, r.n_rsp);
+		if ((r.n_qset || r.n_qrm) && !a->overflow && !azg_query(a, &r))
+			return;
 		if (a->overflow) {
 			az_error(a, "answer too large");
 			return;

@@ -327,6 +327,26 @@ static int push_hvo(struct fld *f, struct http_authz_hv *arr, uint8_t *n)
 	return rc;
 }
 
+/* A QueryParameter (key = 1, value = 2), the last of each field read. */
+static int query_param(uint8_t *p, size_t n, struct http_qkv *out)
+{
+	struct pbr r = {p, p + n};
+	struct fld f;
+	int rc;
+	*out = (struct http_qkv){0};
+	while ((rc = r_next(&r, &f)) == 1) {
+		if (f.num != 1 && f.num != 2)
+			continue;
+		if (want_len(&f) || f.len > UINT32_MAX)
+			return -EBADMSG;
+		if (f.num == 1)
+			out->k = (const char *)f.data, out->kl = (uint32_t)f.len;
+		else
+			out->v = (const char *)f.data, out->vl = (uint32_t)f.len;
+	}
+	return rc;
+}
+
 static int ok_response(uint8_t *p, size_t n, struct http_authz_grpc_resp *o)
 {
 	struct pbr r = {p, p + n};
@@ -351,9 +371,22 @@ static int ok_response(uint8_t *p, size_t n, struct http_authz_grpc_resp *o)
 		case 6: /* response_headers_to_add */
 			rc = push_hvo(&f, o->rsp, &o->n_rsp);
 			break;
-		case 7: /* query_parameters_to_set */
-		case 8: /* query_parameters_to_remove */
-			o->query = true;
+		case 7: /* query_parameters_to_set: QueryParameter {key 1, value 2} */
+			if (want_len(&f))
+				return -EBADMSG;
+			if (o->n_qset >= HTTP_AUTHZ_GRPC_HDRS)
+				return -E2BIG;
+			rc = query_param(f.data, f.len, &o->qset[o->n_qset]);
+			if (rc == 0)
+				o->n_qset++;
+			break;
+		case 8: /* query_parameters_to_remove: a key */
+			if (want_len(&f) || f.len > UINT32_MAX)
+				return -EBADMSG;
+			if (o->n_qrm >= HTTP_AUTHZ_GRPC_HDRS)
+				return -E2BIG;
+			o->qrm[o->n_qrm++] =
+			    (struct http_qkv){(const char *)f.data, NULL, (uint32_t)f.len, 0};
 			rc = 0;
 			break;
 		default: /* dynamic_metadata (3): Arion keeps none */

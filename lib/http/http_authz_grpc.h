@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "http_query.h"
 
 /* Header mutations taken from a CheckResponse per list (ok_response's
  * headers, headers_to_remove and response_headers_to_add, or
@@ -39,7 +40,11 @@ struct http_authz_grpc_resp {
 	uint32_t http_status; /* denied_response.status.code (0: unset) */
 	const char *body;     /* denied_response.body */
 	uint32_t body_len;
-	bool query; /* ok_response sets or removes query parameters */
+	/* ok_response.query_parameters_to_set (key and value) and
+	 * query_parameters_to_remove (key): raw bytes of the answer, checked
+	 * by the caller (http_query_is_encoded) */
+	struct http_qkv qset[HTTP_AUTHZ_GRPC_HDRS], qrm[HTTP_AUTHZ_GRPC_HDRS];
+	uint8_t n_qset, n_qrm;
 	/* OK: ok_response.headers; denied: denied_response.headers */
 	struct http_authz_hv h[HTTP_AUTHZ_GRPC_HDRS];
 	struct http_authz_hv rm[HTTP_AUTHZ_GRPC_HDRS];	/* headers_to_remove */

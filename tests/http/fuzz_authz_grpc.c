@@ -17,6 +17,9 @@
  * free of CR, LF and NUL, ops only those Envoy's append actions map to;
  * an encoded request is one gRPC message whose length prefix is exact
  * and whose bytes parse as protobuf (the decoder's walk accepts them).
+ * The query parameters an answer sets or removes are applied (as
+ * ext_authz applies them) to a path made of the same bytes: the path
+ * before the query kept, each removed key gone, each set one there once.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -63,6 +66,61 @@ static void check_hv(const uint8_t *b, size_t n, const struct http_authz_hv *h, 
 	}
 }
 
+/* The query of @p o (@p n bytes, from its '?'): does it have key @p k? */
+static unsigned key_count(const char *o, size_t n, const char *k, size_t kl)
+{
+	const char *q = memchr(o, '?', n);
+	unsigned c = 0;
+	for (size_t i = q ? (size_t)(q - o) + 1 : n; i < n;) {
+		const char *amp = memchr(o + i, '&', n - i);
+		size_t len = amp ? (size_t)(amp - (o + i)) : n - i;
+		const char *eq = memchr(o + i, '=', len);
+		CHECK(eq); /* every pair written back has one */
+		if ((size_t)(eq - (o + i)) == kl && (!kl || memcmp(o + i, k, kl) == 0))
+			c++;
+		i += len + 1;
+	}
+	return c;
+}
+
+/* ext_authz's query rewrite with what the answer asked, over a path made
+ * of the input's bytes (a client's): bounded, the path before the '?'
+ * kept, a removed key gone, a key set once, the keys in byte order. */
+static void query(const uint8_t *data, size_t size, const struct http_authz_grpc_resp *r)
+{
+	size_t plen = size > 512 ? 512 : size;
+	size_t cap = plen;
+	for (unsigned i = 0; i < r->n_qset; i++)
+		cap += 2 + (size_t)r->qset[i].kl + r->qset[i].vl;
+	char *out = malloc(cap ? cap : 1);
+	CHECK(out);
+	long n = http_query_rewrite((const char *)data, plen, r->qset, r->n_qset, r->qrm, r->n_qrm,
+				    out, cap);
+	CHECK(n == -E2BIG || (n >= 0 && (size_t)n <= cap));
+	if (n >= 0) {
+		const char *q = memchr(data, '?', plen);
+		size_t head = q ? (size_t)(q - (const char *)data) : plen;
+		CHECK((size_t)n >= head && (!head || memcmp(out, data, head) == 0));
+		CHECK((size_t)n == head || out[head] == '?');
+		/* only keys without '&' or '=' can be found again as keys */
+		for (unsigned i = 0; i < r->n_qrm; i++)
+			if (!memchr(r->qrm[i].k, '&', r->qrm[i].kl) &&
+			    !memchr(r->qrm[i].k, '=', r->qrm[i].kl))
+				CHECK(key_count(out, (size_t)n, r->qrm[i].k, r->qrm[i].kl) == 0);
+		for (unsigned i = 0; i < r->n_qset; i++) {
+			const struct http_qkv *s = &r->qset[i];
+			bool removed = false;
+			for (unsigned j = 0; j < r->n_qrm; j++)
+				removed |= r->qrm[j].kl == s->kl &&
+					   (!s->kl || memcmp(r->qrm[j].k, s->k, s->kl) == 0);
+			if (!removed && http_query_is_encoded(s->k, s->kl) &&
+			    http_query_is_encoded(s->v, s->vl))
+				CHECK(key_count(out, (size_t)n, s->k, s->kl) == 1);
+		}
+	}
+	free(out);
+}
+
 static void decode(const uint8_t *data, size_t size, bool framed)
 {
 	uint8_t *b = malloc(size ? size : 1);
@@ -87,9 +145,20 @@ static void decode(const uint8_t *data, size_t size, bool framed)
 		check_hv(msg, (size_t)ml, r.h, r.n_h, false);
 		check_hv(msg, (size_t)ml, r.rm, r.n_rm, true);
 		check_hv(msg, (size_t)ml, r.rsp, r.n_rsp, false);
-		CHECK(!r.denied || (!r.n_rm && !r.n_rsp && !r.query));
+		CHECK(!r.denied || (!r.n_rm && !r.n_rsp && !r.n_qset && !r.n_qrm));
 		CHECK(!r.body_len || ((const uint8_t *)r.body >= msg &&
 				      (const uint8_t *)r.body + r.body_len <= msg + ml));
+		CHECK(r.n_qset <= HTTP_AUTHZ_GRPC_HDRS && r.n_qrm <= HTTP_AUTHZ_GRPC_HDRS);
+		for (unsigned i = 0; i < r.n_qset; i++) {
+			CHECK(!r.qset[i].kl ||
+			      ((const uint8_t *)r.qset[i].k >= msg &&
+			       (const uint8_t *)r.qset[i].k + r.qset[i].kl <= msg + ml));
+			CHECK(!r.qset[i].vl ||
+			      ((const uint8_t *)r.qset[i].v >= msg &&
+			       (const uint8_t *)r.qset[i].v + r.qset[i].vl <= msg + ml));
+		}
+		if (r.n_qset || r.n_qrm)
+			query(data, size, &r);
 	}
 	free(b);
 }

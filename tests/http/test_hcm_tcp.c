@@ -1856,6 +1856,113 @@ static void test_http_ext_authz_grpc(void **state)
 		fail_msg("the access log: %s", log);
 }
 
+/* ok_response's query_parameters_to_set / _to_remove rewrite the
+ * upstream request's query as Envoy's ext_authz does (QueryParamsMulti:
+ * a key set replaces all its values, keys in byte order); a parameter to
+ * set that is not URL-encoded is refused with a 500 (Envoy's
+ * validate_mutations, ext_authz_invalid), never written into the request
+ * line. Fails before: both were an error (403), the request never
+ * reached the upstream. */
+static void test_http_ext_authz_grpc_query(void **state)
+{
+	(void)state;
+	char json[8192], r[4096], path[64];
+	uint8_t m[2048];
+	size_t mn;
+	snprintf(path, sizeof(path), "/tmp/arn_test_xq.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), L4_LISTENER_XG, path, "");
+	xa_begin(XG_CLUSTER, json);
+	uint64_t ok0 = xa_stat(ARN_EXT_AUTHZ_ok), inv0 = xa_stat(ARN_EXT_AUTHZ_invalid);
+	hh_open(0, 82);
+	hh_settle();
+	static const struct {
+		const char *req, *set[4], *rm[2], *want;
+	} t[] = {
+	    {"GET /x?b=2&a=1&c=3&a=0 HTTP/1.1\r\nHost: a\r\n\r\n",
+	     {"a", "9", "d", "x%20y"},
+	     {"c", NULL},
+	     "GET /x?a=9&b=2&d=x%20y HTTP/1.1\r\n"},
+	    /* the last parameter removed: no '?' left; one without '=' gets one */
+	    {"GET /y?c=1&flag HTTP/1.1\r\nHost: a\r\n\r\n",
+	     {NULL},
+	     {"c", NULL},
+	     "GET /y?flag= HTTP/1.1\r\n"},
+	    {"GET /z?c=1 HTTP/1.1\r\nHost: a\r\n\r\n", {NULL}, {"c", NULL},
+	     "GET /z HTTP/1.1\r\n"},
+	    /* a path without a query gets one */
+	    {"GET /w HTTP/1.1\r\nHost: a\r\n\r\n", {"k", "v"}, {NULL}, "GET /w?k=v HTTP/1.1\r\n"},
+	};
+	uint32_t sid = 1;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++, sid += 2) {
+		uint32_t mark = hh_client(0)->log_len;
+		struct peer *a = xa_check(0, t[i].req, r, sizeof(r));
+		assert_non_null(a);
+		if (i == 0)
+			a->sent_head = true; /* frames, not HTTP/1.1 */
+		assert_int_equal(xg_request(a, m, sizeof(m), &mn), sid);
+		uint8_t ok[512], rs[600], qp[64];
+		size_t on = 0, rn = 0;
+		for (int k = 0; k < 4 && t[i].set[k]; k += 2) {
+			size_t qn = 0;
+			xg_ld(qp, &qn, 1, t[i].set[k], strlen(t[i].set[k]));
+			xg_ld(qp, &qn, 2, t[i].set[k + 1], strlen(t[i].set[k + 1]));
+			xg_ld(ok, &on, 7, qp, qn);
+		}
+		for (int k = 0; k < 2 && t[i].rm[k]; k++)
+			xg_ld(ok, &on, 8, t[i].rm[k], strlen(t[i].rm[k]));
+		xg_ld(rs, &rn, 3, ok, on);
+		uint32_t rx0[N_PEERS];
+		snapshot(rx0);
+		xg_answer(a, i == 0, sid, rs, rn, "0", false);
+		rx0[a - peers] = a->rx;
+		struct peer *u = upstream_that_got(rx0);
+		if (!u) {
+			xa_client(0, mark, r, sizeof(r));
+			fail_msg("case %zu: no upstream request; the client got: %s", i, r);
+		}
+		size_t ul = u->rx - rx0[u - peers];
+		memcpy(r, u->log + u->log_len - ul, ul);
+		r[ul] = 0;
+		if (strncmp(r, t[i].want, strlen(t[i].want)) != 0)
+			fail_msg("case %zu: the upstream got: %s", i, r);
+		send_str(u, OK5);
+		hh_settle();
+		xa_client(0, mark, r, sizeof(r));
+		if (!strstr(r, "HTTP/1.1 200 OK\r\n"))
+			fail_msg("case %zu: the client got: %s", i, r);
+	}
+	/* a value to set with a space (and one with '&'): 500, nothing sent */
+	static const char *const bad[] = {"a b", "a&b=c"};
+	for (size_t i = 0; i < 2; i++, sid += 2) {
+		uint32_t mark = hh_client(0)->log_len;
+		struct peer *a = xa_check(0, "GET /q?x=1 HTTP/1.1\r\nHost: a\r\n\r\n", r, sizeof(r));
+		assert_non_null(a);
+		assert_int_equal(xg_request(a, m, sizeof(m), &mn), sid);
+		uint8_t ok[128], rs[160], qp[64];
+		size_t on = 0, rn = 0, qn = 0;
+		xg_ld(qp, &qn, 1, "k", 1);
+		xg_ld(qp, &qn, 2, bad[i], strlen(bad[i]));
+		xg_ld(ok, &on, 7, qp, qn);
+		xg_ld(rs, &rn, 3, ok, on);
+		uint32_t rx0[N_PEERS];
+		snapshot(rx0);
+		xg_answer(a, false, sid, rs, rn, "0", false);
+		rx0[a - peers] = a->rx;
+		assert_null(upstream_that_got(rx0));
+		xa_client(0, mark, r, sizeof(r));
+		if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
+			fail_msg("bad %zu: the client got: %s", i, r);
+	}
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_ok) - ok0, 4);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_invalid) - inv0, 2);
+	hh_end();
+	char log[1024];
+	log_take(path, log, sizeof(log));
+	if (count_str(log, "500 UAEX ext_authz_invalid\n") != 2)
+		fail_msg("the access log: %s", log);
+}
+
 /* The client goes away while its gRPC check is in flight: the check is
  * cancelled, its context and buffer go back (hh_end: nothing left; no
  * leak under ASan), and the late answer is nobody's. */
@@ -8424,6 +8531,7 @@ int main(void)
 	    T(test_http_ext_authz_filter_enabled),
 	    T(test_http_ext_authz_answer_overflow),
 	    T(test_http_ext_authz_grpc),
+	    T(test_http_ext_authz_grpc_query),
 	    T(test_http_ext_authz_grpc_client_gone),
 	    T(test_http_ext_authz_body),
 	    T(test_http_ext_authz_body_fail_open),
