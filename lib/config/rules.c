@@ -260,13 +260,19 @@ int arn_rules_cluster(const envoy_config_cluster_v3_Cluster *c, const char *path
 			n++;
 		}
 		if (ecc != NULL) {
-			if (envoy_config_cluster_v3_Cluster_EdsClusterConfig_service_name(ecc)
-				.size) {
+			/* the override is refused; a service_name that is the
+			 * cluster's own name overrides nothing (Envoy Gateway and
+			 * Istio write it so on every EDS cluster) */
+			upb_StringView sn =
+			    envoy_config_cluster_v3_Cluster_EdsClusterConfig_service_name(ecc);
+			upb_StringView cn = envoy_config_cluster_v3_Cluster_name(c);
+			if (sn.size && (sn.size != cn.size || memcmp(sn.data, cn.data, sn.size) != 0)) {
 				arn_rule_report(
 				    sink,
 				    cat(p, sizeof(p), path, ".eds_cluster_config.service_name"),
 				    "refused: the ClusterLoadAssignment's name must equal the "
-				    "cluster's name; remove service_name (X12)");
+				    "cluster's name; remove service_name or make it the cluster's "
+				    "name (X12)");
 				n++;
 			}
 			n += arn_rules_ads_only(

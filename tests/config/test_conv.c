@@ -675,6 +675,17 @@ static void test_x12_eds_rules(void **state)
 		   "load_assignment: an EDS cluster has no load_assignment");
 	tc_ok(C, tj_cluster_eds("api", "1s"));
 	assert_int_equal(cluster("api") == NULL, 1); /* warming: not in the generation */
+	/* a service_name that is the cluster's own name overrides nothing:
+	 * accepted (Envoy Gateway and Istio write it on every EDS cluster) */
+	tc_ok(C, "{\"name\":\"eg/backend/rule/0\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
+		 "\"eds_cluster_config\":{\"service_name\":\"eg/backend/rule/0\",\"eds_config\":"
+		 "{\"ads\":{},\"resource_api_version\":\"V3\"}}}");
+	assert_int_equal(arn_config_referenced(st, ARN_TYPE_URL_CLA, NULL, NULL), 2);
+	tc_refused(
+	    C,
+	    "{\"name\":\"api2\",\"type\":\"EDS\",\"connect_timeout\":\"1s\","
+	    "\"eds_cluster_config\":{\"service_name\":\"api\",\"eds_config\":{\"ads\":{}}}}",
+	    "Cluster 'api2': eds_cluster_config.service_name: refused");
 }
 
 /* Cluster types: STATIC, STRICT_DNS, LOGICAL_DNS and EDS; the spec's
