@@ -236,9 +236,10 @@ static void grpc_stats_filter(struct conv *c, struct pb any, struct arn_cfg_hcm 
 	conv_only(c, g,
 		  "emit_filter_state,stats_for_all_methods,enable_upstream_stats,"
 		  "replace_dots_in_grpc_service_name");
-	if (pb_bool(g, "emit_filter_state"))
-		conv_err(c, "emit_filter_state",
-			 "not supported by Arion (no filter state): remove it or set false");
+	/* emit_filter_state: the call's message counts in filter state, which
+	 * only %FILTER_STATE(...)% access log operators read; Arion has none
+	 * (a format naming one is refused), so there is nothing to differ:
+	 * accepted (Envoy Gateway sets it on every gRPC listener) */
 	if (pb_bool(g, "enable_upstream_stats"))
 		conv_err(c, "enable_upstream_stats",
 			 "not supported by Arion: cluster.<c>.upstream_rq_time has the times");

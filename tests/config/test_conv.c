@@ -400,8 +400,9 @@ static void test_grpc_stats_filter(void **state)
 	assert_false(listener("l")->chains[0].hcm->grpc_stats_all_methods);
 	tc_ok(L, GS_LISTENER(",\"stats_for_all_methods\":true"));
 	assert_true(listener("l")->chains[0].hcm->grpc_stats_all_methods);
-	tc_refused(L, GS_LISTENER(",\"emit_filter_state\":true"),
-		   "emit_filter_state: not supported by Arion");
+	/* Envoy Gateway's: accepted (nothing in Arion reads filter state) */
+	tc_ok(L, GS_LISTENER(",\"emit_filter_state\":true,\"stats_for_all_methods\":true"));
+	assert_true(listener("l")->chains[0].hcm->grpc_stats_all_methods);
 	tc_refused(L, GS_LISTENER(",\"enable_upstream_stats\":true"),
 		   "enable_upstream_stats: not supported by Arion");
 	tc_refused(L,
