@@ -1041,6 +1041,10 @@ struct arn_cfg_listener {
 	uint32_t per_connection_buffer_limit; /* bytes, 1 MiB default */
 	uint32_t backlog;	/* tcp_backlog_size: SYN queue bound; 0: the stack's default */
 	bool drain_modify_only; /* drain_type MODIFY_ONLY: /healthcheck/fail does not drain it */
+	/* the listener's own access_log: a connection no filter chain takes
+	 * (Envoy's NR, "filter_chain_not_found") is logged there */
+	struct arn_cfg_access_log *access_logs;
+	size_t n_access_logs;
 	const char *stat_prefix;
 	/* FNV-1a of the Listener proto without filter_chains and
 	 * default_filter_chain: equal in two versions that differ only in

@@ -846,7 +846,7 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 		  "connection_buffer_limit_bytes,metadata,drain_type,listener_filters,listener_"
 		  "filters_timeout,continue_on_listener_filters_timeout,traffic_direction,bind_"
 		  "to_port,enable_reuse_port,reuse_port,tcp_backlog_size,ignore_global_conn_"
-		  "limit");
+		  "limit,access_log");
 	if (name.size == 0)
 		conv_err(c, "name", "missing");
 	conv_socket_address(c, pb_msg(l, "address"), "address", &out->addr, &out->port, true);
@@ -859,6 +859,7 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 	/* MODIFY_ONLY (1): drained only when the listener changes, not by
 	 * POST /healthcheck/fail */
 	out->drain_modify_only = pb_i32(l, "drain_type") == 1;
+	conv_access_logs(c, l, "access_log", &out->access_logs, &out->n_access_logs);
 	out->base_hash = listener_base_hash(c, l);
 	out->per_connection_buffer_limit = 1024 * 1024;
 	pb_wrapped_u32(l, "per_connection_buffer_limit_bytes", &out->per_connection_buffer_limit);

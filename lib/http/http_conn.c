@@ -900,6 +900,39 @@ static void inspect_release(struct http_h1_conn *c)
 	w->conn_free = hc;
 }
 
+/* A connection no filter chain of @p l takes, to the listener's own
+ * access_log as Envoy logs it (active_stream_listener_base.cc): flag NR,
+ * details filter_chain_not_found, the SNI a tls_inspector read (@p c's,
+ * when it waited for the ClientHello). */
+static void no_chain_log(struct http_worker *w, const struct arn_cfg_listener *l,
+			 struct http_h1_conn *c, uint32_t laddr, uint16_t lport, uint32_t raddr,
+			 uint16_t rport)
+{
+	struct http_hcm_rt *r = l->n_access_logs ? http_rt_listener_logs(l) : NULL;
+	if (!r)
+		return;
+	struct arn_access_record rec;
+	memset(&rec, 0, sizeof(rec));
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rec.start_time_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	rec.request_duration_us = UINT64_MAX;
+	rec.response_duration_us = UINT64_MAX;
+	rec.response_tx_duration_us = UINT64_MAX;
+	rec.response_flags = ARN_RF_BIT(NO_ROUTE_FOUND);
+	static const char details[] = "filter_chain_not_found";
+	rec.response_code_details = (struct arn_access_str){details, sizeof(details) - 1};
+	rec.downstream_remote = (struct arn_access_addr){raddr, rport};
+	rec.downstream_local = (struct arn_access_addr){laddr, lport};
+	rec.connection_id = ((uint64_t)w->idx << 48) | ++w->next_conn_id;
+	const struct arn_tls_hello *h = c ? arn_tls_hello_result(&c->hello) : NULL;
+	if (h && h->has_sni)
+		rec.requested_server_name = (struct arn_access_str){h->sni, h->sni_len};
+	for (unsigned i = 0; i < r->n_loggers; i++)
+		arn_access_log_write(r->loggers[i], w->slot, &rec);
+	http_rt_hcm_put(r);
+}
+
 /*
  * Open the connection on listener @p l's chain @p fc (NULL: none matched):
  * @p c is the block that waited for the ClientHello (tls_inspector), or
@@ -916,6 +949,7 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 	if (!fc) {
 		if (lrt)
 			arn_stats_inc(lrt->stats, w->slot, ARN_LS_no_filter_chain_match);
+		no_chain_log(w, l, c, laddr, lport, raddr, rport);
 		return -ENOENT;
 	}
 	struct arn_tls_ctx *tctx = NULL;

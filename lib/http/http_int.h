@@ -133,6 +133,9 @@ struct http_cluster_rt {
 struct http_hcm_rt {
 	const struct arn_cfg_hcm *hcm;	    /* key; the listener is pinned by the snapshot */
 	const struct arn_cfg_tcp_proxy *tp; /* key instead of hcm (a tcp_proxy chain) */
+	/* key instead of both: the listener's own access_log (its loggers
+	 * only), for connections no filter chain takes */
+	const struct arn_cfg_listener *lsn;
 	struct arn_stats_scope *stats;
 	struct arn_stats_scope *h2stats; /* http2.* (one scope for all, referenced) */
 	struct arn_stats_scope *h1stats; /* http1.* (the same), with headers_with_underscores */
@@ -394,6 +397,9 @@ static inline uint64_t http_rt_snap_sync(void)
 struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm); /* takes a reference */
 /* The runtime object of tcp_proxy filter @p tp (takes a reference). */
 struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp);
+/* The runtime object of listener @p l's own access_log (takes a
+ * reference), or NULL when it has none. */
+struct http_hcm_rt *http_rt_listener_logs(const struct arn_cfg_listener *l);
 /** The server TLS context of filter chain @p fc in the current TLS table
  * (borrowed: a connection takes its own reference with arn_tls_conn_init
  * in the same poll), or NULL when it has no TLS or its context could not

@@ -285,7 +285,9 @@ struct http_cluster_rt *http_rt_cluster(const char *name, size_t len, uint64_t h
  * object's address (distinct objects, so one kind of slot serves both). */
 static uint64_t hrt_key(const struct http_hcm_rt *r)
 {
-	return r->hcm ? (uint64_t)(uintptr_t)r->hcm : (uint64_t)(uintptr_t)r->tp;
+	return r->hcm  ? (uint64_t)(uintptr_t)r->hcm
+	       : r->tp ? (uint64_t)(uintptr_t)r->tp
+		       : (uint64_t)(uintptr_t)r->lsn;
 }
 
 static struct http_hcm_rt *hrt_lookup(const void *key)
@@ -306,6 +308,11 @@ struct http_hcm_rt *http_rt_hcm(const struct arn_cfg_hcm *hcm)
 struct http_hcm_rt *http_rt_tcpp(const struct arn_cfg_tcp_proxy *tp)
 {
 	return hrt_lookup(tp);
+}
+
+struct http_hcm_rt *http_rt_listener_logs(const struct arn_cfg_listener *l)
+{
+	return l->n_access_logs ? hrt_lookup(l) : NULL;
 }
 
 struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc)
@@ -602,7 +609,8 @@ static int snap_put(struct snap *s, uint8_t kind, uint64_t key, const void *name
 }
 
 /* The runtime object of connection manager @p h, or (h NULL) of tcp_proxy
- * filter @p tp: statistics, access loggers, the network filters' scopes. */
+ * filter @p tp: statistics, access loggers, the network filters' scopes;
+ * or (both NULL) of listener @p l's own access_log: its loggers only. */
 static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const struct arn_cfg_hcm *h,
 				      const struct arn_cfg_tcp_proxy *tp)
 {
@@ -611,23 +619,25 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 		return NULL;
 	r->hcm = h;
 	r->tp = h ? NULL : tp;
+	r->lsn = h || tp ? NULL : l;
 	r->refs = 1; /* the snapshot's */
 	r->filters_idle = h && http_filters_idle(h);
 	if (h)
 		r->stats = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM,
 					       h->stat_prefix ? h->stat_prefix : "");
-	else
+	else if (tp)
 		r->stats = arn_stats_scope_get(&arn_stats_tcp_proxy_schema, ARN_STATS_TAG_TCP_PROXY,
 					       tp->stat_prefix ? tp->stat_prefix : "");
 	if (h && h->codec != ARN_CFG_CODEC_HTTP1)
 		r->h2stats = arn_stats_scope_get(&arn_stats_http2_schema, NULL, NULL);
 	if (h && h->headers_with_underscores)
 		r->h1stats = arn_stats_scope_get(&arn_stats_http1_schema, NULL, NULL);
-	http_l4_hrt_init(r, l);
+	if (h || tp)
+		http_l4_hrt_init(r, l);
 	if (h && h->local_reply)
 		r->lr = http_lr_new(h->local_reply, l->obj.name);
-	const struct arn_cfg_access_log *logs = h ? h->access_logs : tp->access_logs;
-	size_t n_logs = h ? h->n_access_logs : tp->n_access_logs;
+	const struct arn_cfg_access_log *logs = h ? h->access_logs : tp ? tp->access_logs : l->access_logs;
+	size_t n_logs = h ? h->n_access_logs : tp ? tp->n_access_logs : l->n_access_logs;
 	for (size_t i = 0; i < n_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {
 		const struct arn_cfg_access_log *a = &logs[i];
 		struct arn_sb err = ARN_SB_INIT;
@@ -705,15 +715,18 @@ struct build {
 	bool oom;
 };
 
+/* Chain @p fc's runtime object (its manager's or tcp_proxy's), or with
+ * @p fc NULL listener @p l's own (its access_log), into the snapshot. */
 static void chain_hcm(struct build *b, const struct arn_cfg_listener *l,
 		      const struct arn_cfg_filter_chain *fc)
 {
-	if (!fc)
-		return;
-	const struct arn_cfg_hcm *h = fc->kind == ARN_CFG_NF_HCM ? fc->hcm : NULL;
+	const struct arn_cfg_hcm *h = fc && fc->kind == ARN_CFG_NF_HCM ? fc->hcm : NULL;
 	const struct arn_cfg_tcp_proxy *tp =
-	    fc->kind == ARN_CFG_NF_TCP_PROXY ? fc->tcp_proxy : NULL;
-	const void *key = h ? (const void *)h : (const void *)tp;
+	    fc && fc->kind == ARN_CFG_NF_TCP_PROXY ? fc->tcp_proxy : NULL;
+	const void *key = h    ? (const void *)h
+			  : tp ? (const void *)tp
+			  : !fc && l->n_access_logs ? (const void *)l
+						    : NULL;
 	if (!key)
 		return;
 	struct snap *s = b->s;
@@ -972,9 +985,11 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 	}
 	if (tls && lr && !lr->ssl) /* published with the snapshot */
 		lr->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*lr->ssl));
-	chain_hcm(b, l, l->default_chain);
+	if (l->default_chain)
+		chain_hcm(b, l, l->default_chain);
 	chain_rls(b, l->default_chain);
 	chain_mcp(b, l->default_chain);
+	chain_hcm(b, l, NULL); /* the listener's own access_log, if any */
 }
 
 /*

@@ -1856,6 +1856,46 @@ static void test_http_ext_authz_grpc(void **state)
 		fail_msg("the access log: %s", log);
 }
 
+/* The listener's own access_log (Envoy Gateway writes one on every
+ * listener, filtered on NR): a connection no filter chain takes is
+ * logged there as Envoy logs it, flag NR, details filter_chain_not_found,
+ * its addresses; one a chain takes is not (its manager's log has it).
+ * Fails before: the listener was refused (access_log not supported). */
+static void test_listener_access_log_no_chain(void **state)
+{
+	(void)state;
+	char json[4096], path[64], log[1024];
+	snprintf(path, sizeof(path), "/tmp/arn_test_lal.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json),
+		 "{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":82}},\"access_log\":[{\"name\":\"f\",\"filter\":{"
+		 "\"response_flag_filter\":{\"flags\":[\"NR\"]}},\"typed_config\":{\"@type\":"
+		 "\"type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog\","
+		 "\"path\":\"%s\",\"log_format\":{\"text_format_source\":{\"inline_string\":"
+		 "\"%%RESPONSE_FLAGS%% %%RESPONSE_CODE_DETAILS%% %%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_"
+		 "PORT%% %%DOWNSTREAM_LOCAL_PORT%%\\n\"}}}}],\"filter_chains\":[{"
+		 "\"filter_chain_match\":{\"source_prefix_ranges\":[{\"address_prefix\":"
+		 "\"10.0.0.0\",\"prefix_len\":8}]},\"filters\":[{\"name\":\"hcm\",\"typed_config\":{"
+		 "\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."
+		 "http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"lal\","
+		 "\"route_config\":{\"name\":\"r\",\"virtual_hosts\":[{\"name\":\"v\","
+		 "\"domains\":[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},"
+		 "\"direct_response\":{\"status\":200}}]}]},\"http_filters\":[{\"name\":"
+		 "\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}",
+		 path);
+	tp_begin(1, json);
+	hh_open(0, 82);
+	hh_settle();
+	hh_open(1, 82);
+	hh_settle();
+	hh_end();
+	log_take(path, log, sizeof(log));
+	if (count_str(log, "NR filter_chain_not_found 198.18.0.100 82\n") != 2)
+		fail_msg("the listener's access log: %s", log);
+	unlink(path);
+}
+
 /* ok_response's query_parameters_to_set / _to_remove rewrite the
  * upstream request's query as Envoy's ext_authz does (QueryParamsMulti:
  * a key set replaces all its values, keys in byte order); a parameter to
@@ -8532,6 +8572,7 @@ int main(void)
 	    T(test_http_ext_authz_answer_overflow),
 	    T(test_http_ext_authz_grpc),
 	    T(test_http_ext_authz_grpc_query),
+	    T(test_listener_access_log_no_chain),
 	    T(test_http_ext_authz_grpc_client_gone),
 	    T(test_http_ext_authz_body),
 	    T(test_http_ext_authz_body_fail_open),
