@@ -1289,6 +1289,11 @@ struct arn_cfg_cluster {
 	uint32_t connect_timeout_ms;		 /* > 0 */
 	uint32_t per_connection_buffer_limit;	 /* 1 MiB default */
 	struct arn_cfg_thresholds thresholds[2]; /* [0] DEFAULT, [1] HIGH */
+	/* upstream_connection_options.tcp_keepalive: probes on every
+	 * upstream connection (idle s, interval s, count: Linux's defaults
+	 * 7200 / 75 / 9 for what it leaves unset); keepalive false: none */
+	bool keepalive;
+	uint32_t keepalive_time_s, keepalive_intvl_s, keepalive_probes;
 	struct arn_cfg_health_check *health_checks;
 	size_t n_health_checks;
 	struct arn_cfg_outlier outlier;

@@ -186,6 +186,41 @@ struct arn_cfg_obj *arn_conv_endpoints(struct conv *c, struct pb cla)
 
 /* ---- Cluster ---------------------------------------------------------------- */
 
+/* upstream_connection_options: tcp_keepalive (Envoy Gateway's
+ * BackendTrafficPolicy tcpKeepalive); Envoy sets SO_KEEPALIVE and the
+ * fields given, the kernel's defaults for the others (Linux: 7200 s idle,
+ * 75 s between probes, 9 probes), which Arion's TCP takes the same. */
+static void upstream_options(struct conv *c, struct pb o, struct arn_cfg_cluster *out)
+{
+	if (!o.m)
+		return;
+	size_t m = conv_push(c, "upstream_connection_options");
+	conv_only(c, o, "tcp_keepalive");
+	struct pb k = pb_msg(o, "tcp_keepalive");
+	if (k.m) {
+		size_t m2 = conv_push(c, "tcp_keepalive");
+		conv_only(c, k, "keepalive_probes,keepalive_time,keepalive_interval");
+		out->keepalive = true;
+		out->keepalive_time_s = 7200;
+		out->keepalive_intvl_s = 75;
+		out->keepalive_probes = 9;
+		pb_wrapped_u32(k, "keepalive_time", &out->keepalive_time_s);
+		pb_wrapped_u32(k, "keepalive_interval", &out->keepalive_intvl_s);
+		pb_wrapped_u32(k, "keepalive_probes", &out->keepalive_probes);
+		/* Linux's bounds (TCP_KEEPIDLE / TCP_KEEPINTVL at most
+		 * 32767 s, TCP_KEEPCNT at most 127): Envoy's setsockopt fails
+		 * past them and the connection is not made */
+		if (out->keepalive_time_s == 0 || out->keepalive_time_s > 32767)
+			conv_err(c, "keepalive_time", "must be 1..32767 seconds");
+		if (out->keepalive_intvl_s == 0 || out->keepalive_intvl_s > 32767)
+			conv_err(c, "keepalive_interval", "must be 1..32767 seconds");
+		if (out->keepalive_probes == 0 || out->keepalive_probes > 127)
+			conv_err(c, "keepalive_probes", "must be 1..127");
+		conv_pop(c, m2);
+	}
+	conv_pop(c, m);
+}
+
 static void thresholds(struct conv *c, struct pb cb, struct arn_cfg_cluster *cl)
 {
 	for (int p = 0; p < 2; p++) {
@@ -563,9 +598,11 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 		  "interval,ring_hash_lb_config,maglev_lb_config,least_request_lb_config,round_"
 		  "robin_lb_config,common_lb_config,transport_socket,metadata,ignore_health_on_"
 		  "host_removal,track_timeout_budgets,dns_failure_refresh_rate,dns_resolvers,use_"
-		  "tcp_for_dns_lookups,typed_dns_resolver_config,dns_resolution_config");
+		  "tcp_for_dns_lookups,typed_dns_resolver_config,dns_resolution_config,"
+		  "upstream_connection_options");
 	if (name.size == 0)
 		conv_err(c, "name", "missing");
+	upstream_options(c, pb_msg(cl, "upstream_connection_options"), out);
 	if (pb_has(cl, "alt_stat_name"))
 		out->alt_stat_name = conv_str(c, pb_str(cl, "alt_stat_name"));
 	const char *dt = pb_which(cl, "cluster_discovery_type");

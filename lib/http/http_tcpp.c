@@ -790,6 +790,9 @@ static void attempt(struct http_tcpp *s)
 	int err = 0;
 	struct arn_tcp_conn *up = arn_tcp_connect(w->lc, s->laddr, s->up_addr, s->up_port,
 						  &tp_up_ops, s, ARN_TCP_CC_DEFAULT, &err);
+	if (up && s->cluster->keepalive)
+		arn_tcp_set_keepalive(up, s->cluster->keepalive_time_s,
+				      s->cluster->keepalive_intvl_s, s->cluster->keepalive_probes);
 	if (!up) {
 		/*
 		 * Failed before a SYN went out. -ENOBUFS: this worker has no

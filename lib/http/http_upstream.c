@@ -596,6 +596,9 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 		HOST_ADD(w, p, cx_connect_fail, 1);
 		return NULL;
 	}
+	if (c && c->keepalive)
+		arn_tcp_set_keepalive(tc, c->keepalive_time_s, c->keepalive_intvl_s,
+				      c->keepalive_probes);
 	http_h1_peer_init(&u->h1, w, tc);
 	if (tctx)
 		up_tls_start(u, tc, tctx);

@@ -694,6 +694,24 @@ static void test_x12_eds_rules(void **state)
 static void test_cluster_refusals(void **state)
 {
 	(void)state;
+	/* upstream_connection_options: tcp_keepalive only, within Linux's bounds */
+	tc_ok(C, "{\"name\":\"ka\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+		 "\"upstream_connection_options\":{\"tcp_keepalive\":{\"keepalive_probes\":3,"
+		 "\"keepalive_time\":10,\"keepalive_interval\":2}}}");
+	assert_true(cluster("ka")->keepalive);
+	assert_int_equal(cluster("ka")->keepalive_time_s, 10);
+	assert_int_equal(cluster("ka")->keepalive_intvl_s, 2);
+	assert_int_equal(cluster("ka")->keepalive_probes, 3);
+	tc_refused(C,
+		   "{\"name\":\"ka\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+		   "\"upstream_connection_options\":{\"tcp_keepalive\":{\"keepalive_probes\":0}}}",
+		   "upstream_connection_options.tcp_keepalive.keepalive_probes: must be 1..127");
+	tc_refused(C,
+		   "{\"name\":\"ka\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+		   "\"upstream_connection_options\":{\"set_local_interface_name_on_upstream_"
+		   "connections\":true}}",
+		   "upstream_connection_options.set_local_interface_name_on_upstream_connections: "
+		   "not supported");
 	tc_refused(C,
 		   "{\"name\":\"od\",\"type\":\"ORIGINAL_DST\",\"connect_timeout\":\"1s\","
 		   "\"lb_policy\":\"CLUSTER_PROVIDED\"}",

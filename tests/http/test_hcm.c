@@ -179,6 +179,7 @@ struct arn_tcp_conn {
 	bool full;	    /* the send buffer takes nothing (a peer that stopped reading) */
 	int close_reason;
 	unsigned writes; /* calls that wrote (lib/tcp's segments come from each) */
+	uint32_t keep_idle, keep_intvl, keep_cnt; /* arn_tcp_set_keepalive's */
 };
 
 _Static_assert(offsetof(struct arn_tcp_conn, user) == offsetof(struct arn_tcp_conn_pub, user) &&
@@ -442,6 +443,14 @@ void arn_tcp_abort(struct arn_tcp_conn *c)
 	if (!c->closed)
 		c->aborted = true;
 	close_later(c, -ECONNABORTED);
+}
+
+void arn_tcp_set_keepalive(struct arn_tcp_conn *c, uint32_t idle_s, uint32_t intvl_s,
+			   uint32_t count)
+{
+	c->keep_idle = idle_s;
+	c->keep_intvl = intvl_s;
+	c->keep_cnt = count;
 }
 
 bool arn_tcp_close_quiet(struct arn_tcp_conn *c)
@@ -1064,6 +1073,34 @@ static void test_many_interim_responses(void **state)
  * upstream protocol error); nine are taken, and the fields they name
  * dropped.
  */
+/* upstream_connection_options.tcp_keepalive (Envoy Gateway's
+ * BackendTrafficPolicy tcpKeepalive): every upstream connection of the
+ * cluster probes, the fields given and Linux's defaults for the others
+ * (75 s, 9 probes); a cluster without it: none. Fails before: the
+ * cluster was refused (upstream_connection_options not supported). */
+static void test_upstream_tcp_keepalive(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	assert_int_equal(u->keep_idle, 0); /* cluster_web(): none */
+	send_s(u, "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok");
+	poll_ms(1);
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"upstream_connection_options\":{\"tcp_keepalive\":{\"keepalive_time\":30}},"
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]}}");
+	send_s(c, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_accepts();
+	assert_int_equal(u->keep_idle, 30);
+	assert_int_equal(u->keep_intvl, 75);
+	assert_int_equal(u->keep_cnt, 9);
+}
+
 static void test_response_connection_elements(void **state)
 {
 	(void)state;
@@ -10414,6 +10451,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),
 	    cmocka_unit_test_teardown(test_one_changed_cluster_builds_one, teardown),
 	    cmocka_unit_test_teardown(test_cluster_update_counters, teardown),
+	    cmocka_unit_test_teardown(test_upstream_tcp_keepalive, teardown),
 	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
