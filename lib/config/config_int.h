@@ -334,6 +334,9 @@ bool conv_l4_network_filter(struct conv *c, struct pb f, upb_StringView tn, bool
  */
 bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_t *kind,
 			 const void **cfg);
+/** Http1ProtocolOptions @p h1's header_key_format: preserve_case, with its
+ * defaults, accepted (what Arion's codec does); the rest refused. conv_common.c */
+void conv_header_key_format(struct conv *c, struct pb h1);
 /** A route's or virtual host's rate_limits (field of @p p). conv_rate_limits.c */
 void conv_rate_limits(struct conv *c, struct pb p, struct arn_cfg_rate_limit **out, size_t *n);
 /** A route's or virtual host's typed_per_filter_config (map field of @p p). */

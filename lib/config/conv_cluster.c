@@ -521,9 +521,14 @@ static void outlier(struct conv *c, struct pb od, struct arn_cfg_outlier *o)
  * other fields are accepted and have no effect (as before this was read). */
 static void h1_options(struct conv *c, struct pb o, struct arn_cfg_http_proto *h)
 {
-	(void)c;
-	if (o.m)
-		h->enable_trailers = pb_bool(o, "enable_trailers");
+	if (!o.m)
+		return;
+	size_t m = conv_push(c, "http_protocol_options");
+	/* the rest of Http1ProtocolOptions was accepted and ignored here */
+	conv_only(c, o, "enable_trailers,header_key_format");
+	h->enable_trailers = pb_bool(o, "enable_trailers");
+	conv_header_key_format(c, o);
+	conv_pop(c, m);
 }
 
 static void http_options(struct conv *c, struct pb hpo, struct arn_cfg_http_proto *h)
@@ -571,7 +576,11 @@ static void http_options(struct conv *c, struct pb hpo, struct arn_cfg_http_prot
 		h->upstream = strcmp(w, "use_downstream_protocol_config") == 0 ? 2 : 3;
 		struct pb e = pb_msg(hpo, w);
 		size_t m = conv_push(c, "%s", w);
+		/* http3_protocol_options, alternate_protocols_cache_options:
+		 * no HTTP/3 in Arion */
+		conv_only(c, e, "http_protocol_options,http2_protocol_options");
 		arn_conv_h2_options(c, pb_msg(e, "http2_protocol_options"), &h->h2);
+		h1_options(c, pb_msg(e, "http_protocol_options"), h);
 		conv_pop(c, m);
 	}
 }

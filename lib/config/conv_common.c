@@ -1435,3 +1435,40 @@ bool cookie_octets_ok(struct conv *c, const char *field, upb_StringView s, bool 
 	}
 	return true;
 }
+
+/* Http1ProtocolOptions.header_key_format (of a connection manager or a
+ * cluster): Envoy's preserve_case stateful formatter writes header names
+ * with the case they came with, and Envoy's own headers lower-case,
+ * which is what Arion's HTTP/1 codec always does (a received line is
+ * forwarded as it came; the headers it adds are lower-case), so it is
+ * accepted with its defaults; the status line's reason is the standard
+ * one, as Envoy's without forward_reason_phrase. proper_case_words
+ * (Envoy rewrites every name Proper-Case) and the formatter's other
+ * settings are refused by name. */
+void conv_header_key_format(struct conv *c, struct pb h1)
+{
+	struct pb f = pb_msg(h1, "header_key_format");
+	if (!f.m)
+		return;
+	size_t m = conv_push(c, "header_key_format");
+	conv_only(c, f, "stateful_formatter");
+	struct pb sf = pb_msg(f, "stateful_formatter");
+	if (sf.m) {
+		size_t m2 = conv_push(c, "stateful_formatter");
+		conv_only(c, sf, "name,typed_config");
+		size_t m3 = conv_push(c, "typed_config");
+		struct pb pc = conv_any(
+		    c, pb_msg(sf, "typed_config"),
+		    "envoy.extensions.http.header_formatters.preserve_case.v3.PreserveCaseFormatterConfig");
+		if (pc.m) {
+			conv_only(c, pc, "formatter_type_on_envoy_headers");
+			if (pb_i32(pc, "formatter_type_on_envoy_headers") != 0)
+				conv_err(c, "formatter_type_on_envoy_headers",
+					 "PROPER_CASE is not supported by Arion (its own headers are "
+					 "lower-case)");
+		}
+		conv_pop(c, m3);
+		conv_pop(c, m2);
+	}
+	conv_pop(c, m);
+}

@@ -499,7 +499,9 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	struct pb h1 = pb_msg(h, "http_protocol_options");
 	if (h1.m) {
 		size_t m = conv_push(c, "http_protocol_options");
-		conv_only(c, h1, "accept_http_10,default_host_for_http_10,enable_trailers");
+		conv_only(c, h1,
+			  "accept_http_10,default_host_for_http_10,enable_trailers,header_key_format");
+		conv_header_key_format(c, h1);
 		out->accept_http_10 = pb_bool(h1, "accept_http_10");
 		out->enable_trailers = pb_bool(h1, "enable_trailers");
 		if (pb_has(h1, "default_host_for_http_10"))

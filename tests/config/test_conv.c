@@ -694,6 +694,28 @@ static void test_x12_eds_rules(void **state)
 static void test_cluster_refusals(void **state)
 {
 	(void)state;
+	/* Http1ProtocolOptions on a cluster: enable_trailers and the
+	 * preserve_case header_key_format with its defaults; the rest refused
+	 * (they were accepted and ignored) */
+#define H1C(o)                                                                                     \
+	"{\"name\":\"h1\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","                        \
+	"\"http_protocol_options\":" o "}"
+#define PCF(o)                                                                                     \
+	"{\"header_key_format\":{\"stateful_formatter\":{\"name\":\"p\",\"typed_config\":{"         \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.http.header_formatters.preserve_case."    \
+	"v3.PreserveCaseFormatterConfig\"" o "}}}}"
+	tc_ok(C, H1C(PCF("")));
+	tc_refused(C, H1C(PCF(",\"forward_reason_phrase\":true")),
+		   "header_key_format.stateful_formatter.typed_config.forward_reason_phrase: not "
+		   "supported");
+	tc_refused(C, H1C(PCF(",\"formatter_type_on_envoy_headers\":\"PROPER_CASE\"")),
+		   "formatter_type_on_envoy_headers: PROPER_CASE is not supported");
+	tc_refused(C, H1C("{\"header_key_format\":{\"proper_case_words\":{}}}"),
+		   "http_protocol_options.header_key_format.proper_case_words: not supported");
+	tc_refused(C, H1C("{\"allow_absolute_url\":true}"),
+		   "http_protocol_options.allow_absolute_url: not supported");
+#undef H1C
+#undef PCF
 	/* upstream_connection_options: tcp_keepalive only, within Linux's bounds */
 	tc_ok(C, "{\"name\":\"ka\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
 		 "\"upstream_connection_options\":{\"tcp_keepalive\":{\"keepalive_probes\":3,"

@@ -1101,6 +1101,42 @@ static void test_upstream_tcp_keepalive(void **state)
 	assert_int_equal(u->keep_cnt, 9);
 }
 
+/* Http1ProtocolOptions.header_key_format with Envoy's preserve_case
+ * formatter (Envoy Gateway's preserveHeaderCase), on the listener and the
+ * cluster: names go both ways with the case they came with, the status
+ * line with the standard reason (Envoy's without forward_reason_phrase).
+ * Arion's codec does so anyway; the test pins it. Fails before: the
+ * listener and the cluster were refused (header_key_format; the
+ * cluster's other HTTP/1 options were ignored). */
+static void test_preserve_case_header_format(void **state)
+{
+	(void)state;
+#define PRESERVE_CASE                                                                              \
+	"\"header_key_format\":{\"stateful_formatter\":{\"name\":\"preserve_case\","                \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.http."                 \
+	"header_formatters.preserve_case.v3.PreserveCaseFormatterConfig\"}}}"
+	start(4, jlistener("\"http_protocol_options\":{" PRESERVE_CASE "}",
+			   "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"typed_extension_protocol_options\":{\"envoy.extensions.upstreams.http.v3."
+	      "HttpProtocolOptions\":{\"@type\":\"type.googleapis.com/envoy.extensions.upstreams."
+	      "http.v3.HttpProtocolOptions\",\"explicit_http_config\":{\"http_protocol_options\":{"
+	      PRESERVE_CASE "}}}},"
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]}}");
+#undef PRESERVE_CASE
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\nX-Mixed-CASE: v\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	want_in(u->tx, "\r\nX-Mixed-CASE: v\r\n");
+	send_s(u, "HTTP/1.1 200 Fine\r\nX-Resp-Case: r\r\nContent-Length: 2\r\n\r\nok");
+	poll_ms(1);
+	want_in(c->tx, "HTTP/1.1 200 OK\r\n");
+	want_in(c->tx, "\r\nX-Resp-Case: r\r\n");
+}
+
 static void test_response_connection_elements(void **state)
 {
 	(void)state;
@@ -10452,6 +10488,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_one_changed_cluster_builds_one, teardown),
 	    cmocka_unit_test_teardown(test_cluster_update_counters, teardown),
 	    cmocka_unit_test_teardown(test_upstream_tcp_keepalive, teardown),
+	    cmocka_unit_test_teardown(test_preserve_case_header_format, teardown),
 	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
