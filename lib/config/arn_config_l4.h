@@ -100,6 +100,13 @@ enum arn_cfg_rbac_rule_kind {
 	ARN_CFG_RBAC_DIRECT_REMOTE_IP, /* direct_remote_ip: the connection's peer */
 	ARN_CFG_RBAC_REMOTE_IP,	       /* remote_ip: the client address the HCM resolved */
 	ARN_CFG_RBAC_AUTHENTICATED,    /* authenticated: see arn_rbac.h */
+	/* a custom_response matcher's inputs (the response): str on the
+	 * status in decimal, on its class ("5xx"), on "true" / "false" (a
+	 * local reply or not); header (its values joined with ',') */
+	ARN_CFG_RBAC_RESP_STATUS,
+	ARN_CFG_RBAC_RESP_CLASS,
+	ARN_CFG_RBAC_RESP_LOCAL,
+	ARN_CFG_RBAC_RESP_HEADER,
 };
 
 struct arn_cfg_rbac_rule {
@@ -388,6 +395,8 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_RATELIMIT,	     /* cfg: struct arn_cfg_rls_route (RateLimitPerRoute) */
 	/* cfg: struct arn_cfg_header_mutation (HeaderMutationPerRoute) */
 	ARN_CFG_PF_HEADER_MUTATION,
+	/* cfg: struct arn_cfg_custom_response (custom_response.v3.CustomResponse) */
+	ARN_CFG_PF_CUSTOM_RESPONSE,
 };
 
 /* ---------------------------------------------------------------------------
@@ -960,6 +969,43 @@ struct arn_cfg_header_mutation {
 	const struct arn_cfg_hm_op *req, *resp;
 	size_t n_req, n_resp;
 	bool most_specific_wins; /* the filter's own only */
+};
+
+/* ---------------------------------------------------------------------------
+ * envoy.filters.http.custom_response (the filter, or a route level's
+ * CustomResponse): custom_response_matcher's matcher_list, whose first
+ * entry whose predicate matches the response (the upstream's, or a local
+ * reply) names the LocalResponsePolicy that replaces it. Predicates are
+ * RBAC rule trees (AND / OR / NOT of the ARN_CFG_RBAC_RESP_* inputs).
+ * docs/http.md.
+ */
+#define ARN_CFG_CRESP_MAX_MATCHERS 64 /* matcher_list's entries (docs/security.md) */
+#define ARN_CFG_CRESP_MAX_HEADERS 8   /* a policy's response_headers_to_add */
+
+struct arn_access_format;
+
+/* A LocalResponsePolicy: the reply that replaces the response. */
+struct arn_cfg_cresp_policy {
+	uint16_t status; /* status_code, or 0: the response's own */
+	bool has_body;
+	const char *body; /* body (may hold NULs), has_body */
+	size_t body_len;
+	struct arn_cfg_subst_format format; /* body_format; NULL text and json: none */
+	/* body_format compiled (lib/accesslog), freed with the configuration */
+	const struct arn_access_format *fmt;
+	struct arn_cfg_header_add *headers; /* response_headers_to_add (literal values) */
+	size_t n_headers;
+};
+
+struct arn_cfg_cresp_entry {
+	struct arn_cfg_rbac_rule predicate; /* unused for on_no_match */
+	const struct arn_cfg_cresp_policy *policy;
+};
+
+struct arn_cfg_custom_response {
+	struct arn_cfg_cresp_entry *entries; /* in order: the first that matches */
+	size_t n_entries;
+	const struct arn_cfg_cresp_policy *no_match; /* on_no_match, or NULL */
 };
 
 #endif

@@ -663,6 +663,8 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_OAUTH2,	    /* http_filter_cfgs[i]: struct arn_cfg_oauth2 */
 	/* http_filter_cfgs[i]: struct arn_cfg_header_mutation */
 	ARN_CFG_HF_HEADER_MUTATION,
+	/* http_filter_cfgs[i]: struct arn_cfg_custom_response */
+	ARN_CFG_HF_CUSTOM_RESPONSE,
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

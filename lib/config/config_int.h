@@ -315,6 +315,21 @@ int conv_data_source(struct conv *c, struct pb b, size_t max, const char *what, 
 		     size_t *len);
 void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
 		      size_t *n);
+/** A SubstitutionFormatString @p fmt (field @p name of the current
+ * message) into @p out; @return its format's path ("<name>.text_format",
+ * ...), or NULL without one. conv_check_access_format compiles it as the
+ * runtime will and refuses what Arion cannot write. conv_parts.c */
+const char *conv_subst_format(struct conv *c, struct pb fmt, const char *name,
+			      struct arn_cfg_subst_format *out);
+void conv_check_access_format(struct conv *c, const char *json, const char *text, bool omit,
+			      const char *field);
+/** An xds.type.matcher.v3.Matcher's Predicate @p p read as a custom_response
+ * rule (the response inputs) into @p out. conv_l4.c */
+void conv_resp_predicate(struct conv *c, struct pb p, struct arn_cfg_rbac_rule *out);
+/** envoy.filters.http.custom_response's CustomResponse (the filter's, or a
+ * route level's) converted; NULL only without memory. conv_cresp.c */
+struct arn_cfg_custom_response;
+const struct arn_cfg_custom_response *conv_custom_response(struct conv *c, struct pb p);
 
 /* ---- the L4 filters (conv_l4.c) --------------------------------------------- */
 

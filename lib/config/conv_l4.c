@@ -48,6 +48,7 @@
 #define HTTP_API_KEY_ROUTE_TYPE "envoy.extensions.filters.http.api_key_auth.v3.ApiKeyAuthPerRoute"
 #define HTTP_CRED_INJECTOR_TYPE                                                                    \
 	"envoy.extensions.filters.http.credential_injector.v3.CredentialInjector"
+#define HTTP_CRESP_TYPE "envoy.extensions.filters.http.custom_response.v3.CustomResponse"
 
 /* Envoy's floor for the local rate limiters' fill timers */
 #define LRL_MIN_FILL_MS 50
@@ -716,11 +717,15 @@ static void rbac_rules(struct conv *c, struct pb r, bool http, struct arn_cfg_rb
 
 #define HDR_INPUT "envoy.type.matcher.v3.HttpRequestHeaderMatchInput"
 
-static void rbac_predicate(struct conv *c, struct pb p, bool http, int depth,
+/* What a predicate reads: the network (nothing), an HTTP request (RBAC),
+ * an HTTP response (custom_response). RBAC's callers pass their bool http. */
+enum { IN_NET = 0, IN_REQ = 1, IN_RESP = 2 };
+
+static void rbac_predicate(struct conv *c, struct pb p, int http, int depth,
 			   struct arn_cfg_rbac_rule *out);
 
 /* or_matcher / and_matcher: a PredicateList of at least two (Envoy). */
-static void predicate_list(struct conv *c, struct pb l, bool http, int depth,
+static void predicate_list(struct conv *c, struct pb l, int http, int depth,
 			   struct arn_cfg_rbac_rule *out)
 {
 	conv_only(c, l, "predicate");
@@ -736,13 +741,82 @@ static void predicate_list(struct conv *c, struct pb l, bool http, int depth,
 	out->n_kids = out->kids ? n : 0;
 }
 
+#define RESP_INPUT(n) "envoy.type.matcher.v3.HttpResponse" n "MatchInput"
+
+/*
+ * A custom_response SinglePredicate: Envoy's response inputs, matched by
+ * value_match (the status in decimal, its class "5xx", "true" for a local
+ * reply, a header's values joined with ','); custom_match (Envoy Gateway's
+ * CEL status ranges) and the other inputs refused by name.
+ */
+static void resp_predicate(struct conv *c, struct pb v, struct arn_cfg_rbac_rule *out)
+{
+	static const struct {
+		const char *type;
+		uint8_t kind;
+	} inputs[] = {
+	    {RESP_INPUT("StatusCode"), ARN_CFG_RBAC_RESP_STATUS},
+	    {RESP_INPUT("StatusCodeClass"), ARN_CFG_RBAC_RESP_CLASS},
+	    {RESP_INPUT("LocalReply"), ARN_CFG_RBAC_RESP_LOCAL},
+	    {RESP_INPUT("Header"), ARN_CFG_RBAC_RESP_HEADER},
+	};
+	if (pb_has(v, "custom_match"))
+		conv_err(c, "custom_match",
+			 "not supported by Arion (a CEL or other custom matcher): match the "
+			 "status with value_match, one predicate a code (or_matcher)");
+	conv_only(c, v, "input,value_match,custom_match");
+	struct pb in = pb_msg(v, "input");
+	struct pb any = pb_msg(in, "typed_config");
+	upb_StringView tn = any.m ? arn_proto_any_type_name(any.m) : (upb_StringView){0};
+	size_t m = conv_push(c, "input");
+	size_t k = 0;
+	while (k < sizeof(inputs) / sizeof(inputs[0]) && !arn_sv_eq(tn, inputs[k].type))
+		k++;
+	if (!in.m || !any.m) {
+		conv_err(c, in.m ? "typed_config" : "", "missing");
+	} else if (k == sizeof(inputs) / sizeof(inputs[0])) {
+		conv_err(c, "typed_config",
+			 "%.*s is not supported as a custom_response matcher input: Arion reads "
+			 "HttpResponseStatusCodeMatchInput, HttpResponseStatusCodeClassMatchInput, "
+			 "HttpResponseLocalReplyMatchInput and HttpResponseHeaderMatchInput",
+			 (int)tn.size, tn.data);
+	} else {
+		size_t m2 = conv_push(c, "typed_config");
+		struct pb hi = conv_any(c, any, inputs[k].type);
+		conv_pop(c, m2);
+		out->kind = inputs[k].kind;
+		if (hi.m && out->kind == ARN_CFG_RBAC_RESP_HEADER) {
+			conv_only(c, hi, "header_name");
+			size_t hl = 0;
+			const char *hn = conv_hdr_name(c, "typed_config.header_name",
+						       pb_str(hi, "header_name"), &hl);
+			out->header = CONV_NEW(c, struct arn_cfg_header_match, 1);
+			if (out->header) {
+				out->header->name = hn;
+				out->header->name_len = hl;
+				out->header->kind = ARN_CFG_HDR_STRING;
+			}
+		} else if (hi.m) {
+			conv_only(c, hi, "");
+		}
+	}
+	conv_pop(c, m);
+	struct pb vm = pb_msg(v, "value_match");
+	m = conv_push(c, "value_match");
+	if (!vm.m && !pb_has(v, "custom_match"))
+		conv_err(c, "", "missing");
+	else if (vm.m)
+		conv_string_matcher(c, vm, out->header ? &out->header->str : &out->str);
+	conv_pop(c, m);
+}
+
 /*
  * A Predicate as an RBAC rule tree. The one input Arion reads is the
  * request header (Envoy's HttpRequestHeaderMatchInput, its values joined
  * with ',' as RBAC's header rules join them; absent: no match), matched by
  * value_match; the network inputs and custom_match are refused by name.
  */
-static void rbac_predicate(struct conv *c, struct pb p, bool http, int depth,
+static void rbac_predicate(struct conv *c, struct pb p, int http, int depth,
 			   struct arn_cfg_rbac_rule *out)
 {
 	const char *w = pb_which(p, "match_type");
@@ -768,6 +842,8 @@ static void rbac_predicate(struct conv *c, struct pb p, bool http, int depth,
 			out->n_kids = 1;
 			rbac_predicate(c, v, http, depth + 1, out->kids);
 		}
+	} else if (http == IN_RESP) {
+		resp_predicate(c, v, out);
 	} else {
 		conv_only(c, v, "input,value_match");
 		struct pb in = pb_msg(v, "input");
@@ -810,6 +886,11 @@ static void rbac_predicate(struct conv *c, struct pb p, bool http, int depth,
 		conv_pop(c, m4);
 	}
 	conv_pop(c, m);
+}
+
+void conv_resp_predicate(struct conv *c, struct pb p, struct arn_cfg_rbac_rule *out)
+{
+	rbac_predicate(c, p, IN_RESP, 0, out);
 }
 
 /* An OnMatch: its action, an envoy.config.rbac.v3.Action. */
@@ -1831,6 +1912,18 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 		conv_pop(c, m);
 		return true;
 	}
+	if (arn_sv_eq(tn, HTTP_CRESP_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.custom_response"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_CRESP_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_CUSTOM_RESPONSE;
+			*cfg = conv_custom_response(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_OAUTH2_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.oauth2"))
 			return true;
@@ -2038,6 +2131,14 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			pf->cfg = conv_header_mutation(c, r, true);
 			ok = true;
 		}
+	} else if (arn_sv_eq(tn, HTTP_CRESP_TYPE)) {
+		/* a matching level's policy before the filter's (Envoy) */
+		struct pb r = conv_any(c, any, HTTP_CRESP_TYPE);
+		if (r.m) {
+			pf->kind = ARN_CFG_PF_CUSTOM_RESPONSE;
+			pf->cfg = conv_custom_response(c, r);
+			ok = true;
+		}
 	} else if (optional) {
 		pf->kind = ARN_CFG_PF_ENABLED;
 		pf->cfg = NULL;
@@ -2048,7 +2149,7 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
 			 "ExtAuthzPerRoute, StatefulSessionPerRoute, BasicAuthPerRoute, "
 			 "CompressorPerRoute, CsrfPolicy, ApiKeyAuthPerRoute, RateLimitPerRoute, "
-			 "HeaderMutationPerRoute, jwt_authn's PerRouteConfig and "
+			 "HeaderMutationPerRoute, CustomResponse, jwt_authn's PerRouteConfig and "
 			 "route.v3.FilterConfig are)",
 			 (int)tn.size, tn.data);
 	}

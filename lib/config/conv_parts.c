@@ -192,6 +192,18 @@ static const char *subst_format(struct conv *c, struct pb fmt, const char *name,
 	return conv_str(c, (upb_StringView){buf, strlen(buf)});
 }
 
+const char *conv_subst_format(struct conv *c, struct pb fmt, const char *name,
+			      struct arn_cfg_subst_format *out)
+{
+	return subst_format(c, fmt, name, out);
+}
+
+void conv_check_access_format(struct conv *c, const char *json, const char *text, bool omit,
+			      const char *field)
+{
+	check_access_format(c, json, text, omit, field);
+}
+
 void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
 		      size_t *n)
 {

@@ -146,6 +146,7 @@ struct http_hcm_rt {
 	 * the HCM walks none of their hooks, decided here once per
 	 * configuration generation, not by each filter at every request */
 	bool filters_idle;
+	bool cresp; /* a custom_response filter is in the chain (http_cresp.h) */
 	uint32_t refs;
 	struct http_hcm_rt *reclaim_next;
 	/* the health check filter's pass-through cache (cache_time): the

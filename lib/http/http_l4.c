@@ -1462,7 +1462,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_CRED_INJECTOR ||
 		    h->http_filters[i] == ARN_CFG_HF_RATELIMIT ||
 		    h->http_filters[i] == ARN_CFG_HF_OAUTH2 ||
-		    h->http_filters[i] == ARN_CFG_HF_HEADER_MUTATION)
+		    h->http_filters[i] == ARN_CFG_HF_HEADER_MUTATION ||
+		    h->http_filters[i] == ARN_CFG_HF_CUSTOM_RESPONSE)
 			return true;
 	return false;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "arn_config.h"
+#include "http_cresp.h"
 #include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_gw_stream.h"
@@ -195,9 +196,36 @@ static size_t grpc_message(const char *s, size_t n, char *out, size_t cap)
 	return k;
 }
 
+static void local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
+			uint32_t flags, const char *details, const struct arn_h1_edit *extra,
+			unsigned n_extra);
+
 void http_local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
 		      uint32_t flags, const char *details, const struct arn_h1_edit *extra,
 		      unsigned n_extra)
+{
+	struct http_conn *hc = st->hc;
+	/* a custom_response filter's policy may answer instead (its own
+	 * reply is direct: http_local_reply_direct) */
+	if (hc->hrt && hc->hrt->cresp && !(st->state & HTTP_S_RESP_STARTED)) {
+		st->flags |= flags;
+		st->details = details;
+		if (http_cresp_local(st, status, blen, extra, n_extra))
+			return;
+	}
+	local_reply(st, status, body, blen, flags, details, extra, n_extra);
+}
+
+void http_local_reply_direct(struct http_stream *st, unsigned status, const char *body, size_t blen,
+			     uint32_t flags, const char *details, const struct arn_h1_edit *extra,
+			     unsigned n_extra)
+{
+	local_reply(st, status, body, blen, flags, details, extra, n_extra);
+}
+
+static void local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
+			uint32_t flags, const char *details, const struct arn_h1_edit *extra,
+			unsigned n_extra)
 {
 	struct http_conn *hc = st->hc;
 	st->flags |= flags;
@@ -242,8 +270,7 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		if (k < 0) {
 			/* without extra edits the mapper's always fit (above) */
 			HTTP_INC(hc, rs_edit_overflow);
-			http_local_reply(st, 500, NULL, 0, flags, "response_edits_overflow", NULL,
-					 0);
+			local_reply(st, 500, NULL, 0, flags, "response_edits_overflow", NULL, 0);
 			return;
 		}
 		extra = lre;
@@ -265,8 +292,7 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 		if (k < 0) {
 			/* never a reply without its headers (issue 12) */
 			HTTP_INC(hc, rs_edit_overflow);
-			http_local_reply(st, 500, NULL, 0, flags, "response_edits_overflow", NULL,
-					 0);
+			local_reply(st, 500, NULL, 0, flags, "response_edits_overflow", NULL, 0);
 			return;
 		}
 		if (n_extra)

@@ -37,6 +37,11 @@ unsigned http_grpc_status(unsigned http);
 void http_local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
 		      uint32_t flags, const char *details, const struct arn_h1_edit *extra,
 		      unsigned n_extra);
+/** The same, as Envoy's sendDirectLocalReply: no custom_response policy is
+ * asked (http_cresp.c's own replies, which must not match again). */
+void http_local_reply_direct(struct http_stream *st, unsigned status, const char *body, size_t blen,
+			     uint32_t flags, const char *details, const struct arn_h1_edit *extra,
+			     unsigned n_extra);
 /** The same with the route's response_headers_to_add and a Location
  * (@p location may be NULL); a 500 instead when those do not fit. */
 void http_local_reply_route(struct http_stream *st, unsigned status, const char *body, size_t blen,

@@ -622,6 +622,7 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	r->lsn = h || tp ? NULL : l;
 	r->refs = 1; /* the snapshot's */
 	r->filters_idle = h && http_filters_idle(h);
+	r->cresp = h && arn_cfg_hcm_has_filter(h, ARN_CFG_HF_CUSTOM_RESPONSE);
 	if (h)
 		r->stats = arn_stats_scope_get(&arn_stats_http_schema, ARN_STATS_TAG_HCM,
 					       h->stat_prefix ? h->stat_prefix : "");

@@ -220,6 +220,9 @@ struct http_worker {
 	 * (http_local.c), read by the codec during the same call; last, out
 	 * of the way of the fields above */
 	char lr_body[ARN_CFG_LR_BODY_MAX];
+	/* a custom_response policy's body_format output (http_cresp.c), read
+	 * by the codec during the same call */
+	char cresp_body[ARN_CFG_LR_BODY_MAX];
 };
 
 /* ---- services ------------------------------------------------------------------------ */
