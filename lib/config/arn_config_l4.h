@@ -107,6 +107,9 @@ enum arn_cfg_rbac_rule_kind {
 	ARN_CFG_RBAC_RESP_CLASS,
 	ARN_CFG_RBAC_RESP_LOCAL,
 	ARN_CFG_RBAC_RESP_HEADER,
+	/* a CEL custom_match of Envoy Gateway's status range: the status in
+	 * [port_lo, port_hi] */
+	ARN_CFG_RBAC_RESP_RANGE,
 };
 
 struct arn_cfg_rbac_rule {

@@ -743,6 +743,116 @@ static void predicate_list(struct conv *c, struct pb l, int http, int depth,
 
 #define RESP_INPUT(n) "envoy.type.matcher.v3.HttpResponse" n "MatchInput"
 
+#define CEL_INPUT "xds.type.matcher.v3.HttpAttributesCelMatchInput"
+#define CEL_MATCHER "xds.type.matcher.v3.CelMatcher"
+
+/* One comparison of response.code with an int constant (the CEL AST
+ * Envoy Gateway writes: a call of _>=_, _<=_, _>_ or _<_ whose arguments
+ * are the select `response.code` and an int64 constant) into [*lo, *hi].
+ * @return false for anything else. */
+static bool cel_code_cmp(struct pb e, uint32_t *lo, uint32_t *hi)
+{
+	struct pb call = pb_msg(e, "call_expr");
+	if (!call.m || pb_has(call, "target") || pb_len(call, "args") != 2)
+		return false;
+	upb_StringView fn = pb_str(call, "function");
+	struct pb a = pb_at(call, "args", 0), k = pb_at(call, "args", 1);
+	struct pb sel = pb_msg(a, "select_expr"), id = pb_msg(sel, "operand");
+	struct pb ident = pb_msg(id, "ident_expr"), cst = pb_msg(k, "const_expr");
+	if (!sel.m || !ident.m || !cst.m || pb_bool(sel, "test_only") ||
+	    !arn_sv_eq(pb_str(sel, "field"), "code") ||
+	    !arn_sv_eq(pb_str(ident, "name"), "response"))
+		return false;
+	const char *kw = pb_which(cst, "constant_kind");
+	int64_t v;
+	if (kw && strcmp(kw, "int64_value") == 0)
+		v = pb_i64(cst, "int64_value");
+	else if (kw && strcmp(kw, "uint64_value") == 0 && pb_u64(cst, "uint64_value") < 1000)
+		v = (int64_t)pb_u64(cst, "uint64_value");
+	else
+		return false;
+	/* strict comparisons as inclusive ones; bounds past the statuses
+	 * (0..999) clamped, an empty range kept empty */
+	bool ge = arn_sv_eq(fn, "_>=_") || arn_sv_eq(fn, "_>_");
+	if (!ge && !arn_sv_eq(fn, "_<=_") && !arn_sv_eq(fn, "_<_"))
+		return false;
+	if (arn_sv_eq(fn, "_>_") && v < 1000)
+		v++;
+	else if (arn_sv_eq(fn, "_<_") && v > -1)
+		v--;
+	v = v < -1 ? -1 : v > 1000 ? 1000 : v;
+	if (ge && v > (int64_t)*lo)
+		*lo = (uint32_t)v;
+	else if (!ge && v < (int64_t)*hi)
+		*hi = v < 0 ? 0 : (uint32_t)v, *lo = v < 0 ? 1 : *lo;
+	return true;
+}
+
+/*
+ * A custom_match: Envoy Gateway's status range, a CelMatcher whose
+ * expression is `response.code >= A && response.code <= B` (or one such
+ * comparison) over HttpAttributesCelMatchInput, into a RESP_RANGE rule
+ * [port_lo, port_hi]. Any other expression is refused: Arion has no CEL
+ * evaluator.
+ */
+static void cel_range(struct conv *c, struct pb v, struct arn_cfg_rbac_rule *out)
+{
+	struct pb in = pb_msg(v, "input");
+	struct pb any = pb_msg(in, "typed_config");
+	upb_StringView tn = any.m ? arn_proto_any_type_name(any.m) : (upb_StringView){0};
+	size_t m = conv_push(c, "input");
+	if (!arn_sv_eq(tn, CEL_INPUT))
+		conv_err(c, "typed_config",
+			 "%.*s: a custom_match reads " CEL_INPUT " (Envoy Gateway's)", (int)tn.size,
+			 tn.data);
+	else if ((any = conv_any(c, any, CEL_INPUT)).m)
+		conv_only(c, any, "");
+	conv_pop(c, m);
+	m = conv_push(c, "custom_match.typed_config");
+	struct pb ca = pb_msg(pb_msg(v, "custom_match"), "typed_config");
+	tn = ca.m ? arn_proto_any_type_name(ca.m) : (upb_StringView){0};
+	struct pb cm = {0};
+	if (!arn_sv_eq(tn, CEL_MATCHER))
+		conv_err(c, "",
+			 "%.*s is not supported by Arion as a custom_match (a CelMatcher with "
+			 "Envoy Gateway's status range is)",
+			 (int)tn.size, tn.data);
+	else
+		cm = conv_any(c, ca, CEL_MATCHER);
+	if (cm.m) {
+		conv_only(c, cm, "expr_match,description");
+		struct pb em = pb_msg(cm, "expr_match");
+		size_t m2 = conv_push(c, "expr_match");
+		conv_only(c, em, "cel_expr_parsed,parsed_expr");
+		struct pb pe = pb_msg(em, "cel_expr_parsed");
+		if (!pe.m)
+			pe = pb_msg(em, "parsed_expr");
+		struct pb e = pb_msg(pe, "expr");
+		uint32_t lo = 0, hi = 999;
+		struct pb call = pb_msg(e, "call_expr");
+		bool ok = false;
+		if (call.m && arn_sv_eq(pb_str(call, "function"), "_&&_") &&
+		    pb_len(call, "args") == 2 && !pb_has(call, "target"))
+			ok = cel_code_cmp(pb_at(call, "args", 0), &lo, &hi) &&
+			     cel_code_cmp(pb_at(call, "args", 1), &lo, &hi);
+		else if (e.m)
+			ok = cel_code_cmp(e, &lo, &hi);
+		if (!ok)
+			conv_err(c,
+				 pe.m ? (pb_msg(em, "cel_expr_parsed").m ? "cel_expr_parsed.expr"
+									 : "parsed_expr.expr")
+				      : "",
+				 "a CEL expression Arion does not evaluate (it has no CEL "
+				 "interpreter): it takes Envoy Gateway's status range, "
+				 "response.code >= A && response.code <= B");
+		out->kind = ARN_CFG_RBAC_RESP_RANGE;
+		out->port_lo = lo;
+		out->port_hi = hi;
+		conv_pop(c, m2);
+	}
+	conv_pop(c, m);
+}
+
 /*
  * A custom_response SinglePredicate: Envoy's response inputs, matched by
  * value_match (the status in decimal, its class "5xx", "true" for a local
@@ -760,11 +870,11 @@ static void resp_predicate(struct conv *c, struct pb v, struct arn_cfg_rbac_rule
 	    {RESP_INPUT("LocalReply"), ARN_CFG_RBAC_RESP_LOCAL},
 	    {RESP_INPUT("Header"), ARN_CFG_RBAC_RESP_HEADER},
 	};
-	if (pb_has(v, "custom_match"))
-		conv_err(c, "custom_match",
-			 "not supported by Arion (a CEL or other custom matcher): match the "
-			 "status with value_match, one predicate a code (or_matcher)");
 	conv_only(c, v, "input,value_match,custom_match");
+	if (pb_has(v, "custom_match")) {
+		cel_range(c, v, out);
+		return;
+	}
 	struct pb in = pb_msg(v, "input");
 	struct pb any = pb_msg(in, "typed_config");
 	upb_StringView tn = any.m ? arn_proto_any_type_name(any.m) : (upb_StringView){0};
@@ -803,9 +913,9 @@ static void resp_predicate(struct conv *c, struct pb v, struct arn_cfg_rbac_rule
 	conv_pop(c, m);
 	struct pb vm = pb_msg(v, "value_match");
 	m = conv_push(c, "value_match");
-	if (!vm.m && !pb_has(v, "custom_match"))
+	if (!vm.m)
 		conv_err(c, "", "missing");
-	else if (vm.m)
+	else
 		conv_string_matcher(c, vm, out->header ? &out->header->str : &out->str);
 	conv_pop(c, m);
 }

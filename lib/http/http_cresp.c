@@ -108,6 +108,8 @@ static bool eval(const struct arn_cfg_rbac_rule *r, const struct cresp_in *in)
 		b[1] = b[2] = 'x';
 		return arn_cfg_str_match(&r->str, b, 3);
 	}
+	case ARN_CFG_RBAC_RESP_RANGE:
+		return in->status >= r->port_lo && in->status <= r->port_hi;
 	case ARN_CFG_RBAC_RESP_LOCAL:
 		return in->local ? arn_cfg_str_match(&r->str, "true", 4)
 				 : arn_cfg_str_match(&r->str, "false", 5);

@@ -130,6 +130,32 @@ static void test_cresp_model(void **state)
 }
 
 /* clang-format off */
+/* Envoy Gateway's status range (custom_response.go's
+ * buildStatusCodeCELMatcher): response.code >= lo && response.code <= hi */
+#define CEL_CMP(id, fn, k)                                                                         \
+	"{\"id\":" #id ",\"call_expr\":{\"function\":\"" fn "\",\"args\":[{\"select_expr\":"      \
+	"{\"operand\":{\"ident_expr\":{\"name\":\"response\"}},\"field\":\"code\"}},"              \
+	"{\"const_expr\":{\"int64_value\":" k "}}]}}"
+#define CEL_PRED(expr)                                                                             \
+	"{\"single_predicate\":{\"input\":{\"name\":\"http-attributes-cel-match-input\","         \
+	"\"typed_config\":{" AT("xds.type.matcher.v3.HttpAttributesCelMatchInput") "}},"           \
+	"\"custom_match\":{\"name\":\"cel-matcher\",\"typed_config\":{"                          \
+	AT("xds.type.matcher.v3.CelMatcher") ",\"expr_match\":{\"cel_expr_parsed\":{\"expr\":"     \
+	expr "}}}}}}"
+#define CEL_RANGE(lo, hi)                                                                          \
+	"{\"id\":9,\"call_expr\":{\"function\":\"_&&_\",\"args\":[" CEL_CMP(3, "_>=_", lo) ","    \
+	CEL_CMP(7, "_<=_", hi) "]}}"
+static const char cel_ok_json[] = LISTENER(HCM(CR(ML(
+	ENTRY(CEL_PRED(CEL_RANGE("500", "599")), "") ","
+	ENTRY(CEL_PRED(CEL_CMP(1, "_>_", "399")), ""))), ""));
+static const char cel_other_json[] = LISTENER(HCM(CR(ML(
+	ENTRY(CEL_PRED(CEL_CMP(1, "_==_", "404")), ""))), ""));
+static const char cel_string_json[] = LISTENER(HCM(CR(ML(
+	ENTRY("{\"single_predicate\":{\"input\":{\"name\":\"i\",\"typed_config\":{"
+	      AT("xds.type.matcher.v3.HttpAttributesCelMatchInput") "}},"
+	      "\"custom_match\":{\"name\":\"c\",\"typed_config\":{"
+	      AT("xds.type.matcher.v3.CelMatcher") ",\"expr_match\":{\"cel_expr_string\":"
+	      "\"response.code == 404\"}}}}}", ""))), ""));
 static const char cel_json[] = LISTENER(HCM(CR(ML(
 	"{\"predicate\":{\"single_predicate\":{" INPUT("HttpResponseStatusCodeMatchInput", "")
 	",\"custom_match\":{\"name\":\"cel\",\"typed_config\":{"
@@ -141,12 +167,33 @@ static const char tree_json[] = LISTENER(HCM(CR(
 	"\"exact_match_map\":{\"map\":{}}}}"), ""));
 /* clang-format on */
 
+/* Envoy Gateway's CEL status ranges: [500, 599], and > 399 (a strict
+ * comparison alone); anything else refused naming its field. */
+static void test_cresp_cel(void **state)
+{
+	(void)state;
+	tc_ok(L, cel_ok_json);
+	const struct arn_cfg_custom_response *f = hcm0()->http_filter_cfgs[0];
+	assert_int_equal(f->n_entries, 2);
+	assert_int_equal(f->entries[0].predicate.kind, ARN_CFG_RBAC_RESP_RANGE);
+	assert_int_equal(f->entries[0].predicate.port_lo, 500);
+	assert_int_equal(f->entries[0].predicate.port_hi, 599);
+	assert_int_equal(f->entries[1].predicate.port_lo, 400);
+	assert_int_equal(f->entries[1].predicate.port_hi, 999);
+	/* a custom_match that is not a CelMatcher over the CEL input */
+	tc_refused(L, cel_json,
+		   "input.typed_config: envoy.type.matcher.v3.HttpResponseStatusCodeMatchInput: a "
+		   "custom_match reads xds.type.matcher.v3.HttpAttributesCelMatchInput");
+	/* CEL other than Envoy Gateway's status range; the expression as a string */
+	tc_refused(L, cel_other_json,
+		   "expr_match.cel_expr_parsed.expr: a CEL expression Arion does not evaluate");
+	tc_refused(L, cel_string_json, "expr_match.cel_expr_string: not supported by Arion");
+}
+
 /* Every refusal names its field. */
 static void test_cresp_refusals(void **state)
 {
 	(void)state;
-	/* Envoy Gateway's status range: a CEL custom_match */
-	tc_refused(L, cel_json, "single_predicate.custom_match: not supported by Arion");
 	/* a request input */
 	tc_refused(L,
 		   LISTENER(HCM(CR(ML(ENTRY("{\"single_predicate\":{" INPUT(
@@ -265,5 +312,6 @@ const struct CMUnitTest conv_cresp_tests[] = {
     T(test_cresp_model),
     T(test_cresp_refusals),
     T(test_cresp_limits),
+    T(test_cresp_cel),
 };
 const size_t n_conv_cresp_tests = sizeof(conv_cresp_tests) / sizeof(conv_cresp_tests[0]);

@@ -78,6 +78,39 @@
 	CR_FILTER_MATCHER "}},"                                                                 \
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"                               \
 	AT_("envoy.extensions.filters.http.router.v3.Router") "}}]}}]}]}"
+/* Envoy Gateway's shape (custom_response.go): the filter disabled in the
+ * manager, a CEL status range [500, 599], its LocalResponsePolicy a
+ * body_format, a status and a Content-Type; turned on by /eg's
+ * FilterConfig (an optional Empty for EG's empty Any), off elsewhere. */
+#define CEL_CMP(fn, k)                                                                             \
+	"{\"call_expr\":{\"function\":\"" fn "\",\"args\":[{\"select_expr\":{\"operand\":"       \
+	"{\"ident_expr\":{\"name\":\"response\"}},\"field\":\"code\"}},"                          \
+	"{\"const_expr\":{\"int64_value\":" k "}}]}}"
+#define EG_FILTER "envoy.filters.http.custom_response/backendtrafficpolicy/default/p"
+#define EG_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"cr\","               \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/eg\"},\"route\":{\"cluster\":\"web\"},"                      \
+	"\"typed_per_filter_config\":{\"" EG_FILTER "\":{" AT_("envoy.config.route.v3.FilterConfig")  \
+	",\"is_optional\":true,\"config\":{" AT_("google.protobuf.Empty") "}}}},"                   \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"" EG_FILTER "\",\"disabled\":true,\"typed_config\":{"       \
+	AT_(CR_T) ",\"custom_response_matcher\":{\"matcher_list\":{\"matchers\":[{\"predicate\":"  \
+	"{\"single_predicate\":{\"input\":{\"name\":\"http-attributes-cel-match-input\","         \
+	"\"typed_config\":{" AT_("xds.type.matcher.v3.HttpAttributesCelMatchInput") "}},"          \
+	"\"custom_match\":{\"name\":\"cel-matcher\",\"typed_config\":{"                          \
+	AT_("xds.type.matcher.v3.CelMatcher") ",\"expr_match\":{\"cel_expr_parsed\":{\"expr\":"    \
+	"{\"call_expr\":{\"function\":\"_&&_\",\"args\":[" CEL_CMP("_>=_", "500") ","             \
+	CEL_CMP("_<=_", "599") "]}}}}}}}},"                                                          \
+	ACTION(",\"body_format\":{\"text_format\":\"{\\\"error\\\": %RESPONSE_CODE%}\"},"           \
+	"\"status_code\":503,\"response_headers_to_add\":[{\"header\":{\"key\":\"Content-Type\","  \
+	"\"value\":\"application/json\"},\"append_action\":\"OVERWRITE_IF_EXISTS_OR_ADD\"}]") "}]}}}}," \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"                               \
+	AT_("envoy.extensions.filters.http.router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
 
 static void send_str(struct peer *p, const char *s)
@@ -143,14 +176,19 @@ static uint64_t replaced(void)
 	return v;
 }
 
-static void cr_begin(void)
+static void cr_begin_with(const char *listener)
 {
 	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, CR_LISTENER);
+	hh_apply(ARN_TYPE_URL_LISTENER, listener);
 	hh_cfg_changed = true;
 	hh_settle();
 	hh_open(0, 82);
 	hh_settle();
+}
+
+static void cr_begin(void)
+{
+	cr_begin_with(CR_LISTENER);
 }
 
 /* An upstream 404 (chunked, gzip-encoded, a body of its own) reaches the
@@ -276,6 +314,31 @@ static void test_cresp_per_route(void **state)
 	hh_end();
 }
 
+/* Envoy Gateway's shape: on /eg (its FilterConfig turns the disabled
+ * filter on) an upstream 5xx in the CEL range [500, 599] is replaced by
+ * the JSON body with the 503 and the Content-Type; a 404 passes; on /
+ * (the filter disabled) the 502 passes. */
+static void test_cresp_envoy_gateway(void **state)
+{
+	(void)state;
+	cr_begin_with(EG_LISTENER);
+	char r[4096];
+	static const char bad[] = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 3\r\n\r\nbad";
+	assert_true(exchange("GET /eg HTTP/1.1\r\nHost: a", bad, r, sizeof(r)));
+	expect(r, "HTTP/1.1 503 Service Unavailable\r\n", true);
+	expect(r, "content-type: application/json\r\n", true);
+	assert_string_equal(body_of(r), "{\"error\": 502}");
+	assert_true(exchange("GET /eg HTTP/1.1\r\nHost: a",
+			     "HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope", r,
+			     sizeof(r)));
+	expect(r, "HTTP/1.1 404 Not Found\r\n", true);
+	assert_string_equal(body_of(r), "nope");
+	assert_true(exchange("GET /x HTTP/1.1\r\nHost: a", bad, r, sizeof(r)));
+	expect(r, "HTTP/1.1 502 Bad Gateway\r\n", true);
+	assert_string_equal(body_of(r), "bad");
+	hh_end();
+}
+
 #include "hh_h2c.h"
 
 static char h2_body[256];
@@ -350,7 +413,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cresp_upstream_404), cmocka_unit_test(test_cresp_and_header),
 	    cmocka_unit_test(test_cresp_local_reply),  cmocka_unit_test(test_cresp_per_route),
-	    cmocka_unit_test(test_cresp_http2),
+	    cmocka_unit_test(test_cresp_http2),	       cmocka_unit_test(test_cresp_envoy_gateway),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
