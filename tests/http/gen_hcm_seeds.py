@@ -273,6 +273,24 @@ seeds["dyn_api_key"] = (Seed().time(0).open(0, 82)
                         .csend(0, "GET /x HTTP/1.1\r\nHost: a\r\nx-api-key: nope\r\n\r\n").time(2)
                         .usend(0, OK5).time(5))
 
+# the "dyn" listener's custom_response (HH_FILTER_CR) behind the route's
+# retry on 5xx (one retry, to the next upstream connection): a 502 with
+# x-cr: 1 retried, its retry's 502 with a 1 MB body replaced at its head
+# ("cr 502"); a chunked 503 with x-cr: 1 cut mid-chunk likewise; a 500
+# without it, passed after its retry
+CR_GET = "GET /cr HTTP/1.1\r\nHost: a\r\n\r\n"
+CR_502 = "HTTP/1.1 502 Bad Gateway\r\nx-cr: 1\r\nContent-Length: 1048576\r\n\r\nxxxx"
+CR_503 = ("HTTP/1.1 503 Service Unavailable\r\nx-cr: 1\r\nTransfer-Encoding: chunked\r\n\r\n"
+          "10\r\nabc")
+CR_500 = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 3\r\n\r\nbad"
+seeds["dyn_custom_response"] = (Seed().time(0).open(0, 82)
+                                .csend(0, CR_GET).time(2).usend(0, CR_502).time(60)
+                                .usend(1, CR_502).time(5)
+                                .csend(0, CR_GET).time(2).usend(2, CR_503).time(60)
+                                .usend(3, CR_503).time(5)
+                                .csend(0, CR_GET).time(2).usend(4, CR_500).time(60)
+                                .usend(5, CR_500).time(5))
+
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit
 seeds["edit_overflow"] = (Seed().open(0).csend(0, "GET / HTTP/1.1\r\nHost: a\r\nx-copy-src: ")

@@ -896,6 +896,23 @@ static inline void hh_trace_run(void)
 	"\"k1\",\"client\":\"alice\"},{\"key\":\"k2\",\"client\":\"bob\"}],\"key_sources\":[{"   \
 	"\"header\":\"x-api-key\"},{\"query\":\"api_key\"},{\"cookie\":\"ak\"}],\"forwarding\":{"  \
 	"\"header\":\"x-client-id\",\"hide_credentials\":true}}},"
+/* envoy.filters.http.custom_response "cr": an upstream 5xx with x-cr: 1
+ * becomes a 503 whose body_format says the replaced status (the seed
+ * dyn_custom_response); no other response is touched */
+#define HH_FILTER_CR                                                                               \
+	"{\"name\":\"cr\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."      \
+	"filters.http.custom_response.v3.CustomResponse\",\"custom_response_matcher\":{"            \
+	"\"matcher_list\":{\"matchers\":[{\"predicate\":{\"and_matcher\":{\"predicate\":["        \
+	"{\"single_predicate\":{\"input\":{\"name\":\"c\",\"typed_config\":{\"@type\":"          \
+	"\"type.googleapis.com/envoy.type.matcher.v3.HttpResponseStatusCodeClassMatchInput\"}},"   \
+	"\"value_match\":{\"exact\":\"5xx\"}}},{\"single_predicate\":{\"input\":{\"name\":\"h\","  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.type.matcher.v3."                  \
+	"HttpResponseHeaderMatchInput\",\"header_name\":\"x-cr\"}},\"value_match\":{\"exact\":"    \
+	"\"1\"}}}]}},\"on_match\":{\"action\":{\"name\":\"a\",\"typed_config\":{\"@type\":"       \
+	"\"type.googleapis.com/envoy.extensions.http.custom_response.local_response_policy.v3."    \
+	"LocalResponsePolicy\",\"status_code\":503,\"body\":{\"inline_string\":\"cr\"},"           \
+	"\"body_format\":{\"text_format\":\"%%LOCAL_REPLY_BODY%% %%RESPONSE_CODE%%\"},"            \
+	"\"response_headers_to_add\":[{\"header\":{\"key\":\"x-cr-replaced\",\"value\":\"1\"}}]}}}}]}}}},"
 /* clang-format on */
 #define HH_LDYN                                                                                    \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
@@ -952,6 +969,7 @@ static inline void hh_trace_run(void)
 	"{\"name\":\"gw\",\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions."      \
 	"filters.http.grpc_web.v3.GrpcWeb\"}},"                                                    \
 	HH_FILTER_AK                                                                               \
+	HH_FILTER_CR                                                                               \
 	"{\"name\":\"envoy.filters.http.router\","                                                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"

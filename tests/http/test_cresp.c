@@ -339,6 +339,45 @@ static void test_cresp_envoy_gateway(void **state)
 	hh_end();
 }
 
+static void no_own(struct hh_rd *r, uint8_t op)
+{
+	(void)r;
+	(void)op;
+}
+
+static uint64_t dyn_replaced(void)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_http_schema, "http.dyn", NULL, NULL);
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, ARN_HTTP_custom_response_replaced);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+/* fuzz_hcm's "dyn" listener (HH_LDYN) has the filter (HH_FILTER_CR: an
+ * upstream 5xx with x-cr: 1 becomes "cr <status>", 503), behind the
+ * route's retry on 5xx: the seed dyn_custom_response, played as the
+ * fuzzer plays it, has two responses replaced (after their retries) and
+ * one passed. */
+static void test_cresp_fuzz_seed(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_config(0);
+	hh_settle();
+	uint64_t before = dyn_replaced();
+	hh_end();
+	FILE *f = fopen("tests/http/corpus/hcm/dyn_custom_response", "rb");
+	assert_non_null(f);
+	static uint8_t seed[4096];
+	size_t n = fread(seed, 1, sizeof(seed), f);
+	fclose(f);
+	assert_true(n > 1 && n < sizeof(seed));
+	hh_fuzz_run(seed, n, no_own);
+	assert_int_equal(dyn_replaced() - before, 2);
+}
+
 #include "hh_h2c.h"
 
 static char h2_body[256];
@@ -414,6 +453,7 @@ int main(void)
 	    cmocka_unit_test(test_cresp_upstream_404), cmocka_unit_test(test_cresp_and_header),
 	    cmocka_unit_test(test_cresp_local_reply),  cmocka_unit_test(test_cresp_per_route),
 	    cmocka_unit_test(test_cresp_http2),	       cmocka_unit_test(test_cresp_envoy_gateway),
+	    cmocka_unit_test(test_cresp_fuzz_seed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
