@@ -78,13 +78,43 @@ static bool hdr_value(const struct cresp_in *in, const char *name, size_t nl, ch
 	return found > 0;
 }
 
-/* A predicate (an RBAC rule tree of the response inputs; nesting bounded
- * by the conversion) on @p in. */
-static bool eval(const struct arn_cfg_rbac_rule *r, const struct cresp_in *in)
+/* A leaf of a predicate (one input and its matcher) on @p in. Apart from
+ * eval so that the and / or / not frames of the recursion do not each
+ * carry the joined header's buffer. */
+static __attribute__((noinline)) bool leaf(const struct arn_cfg_rbac_rule *r,
+					   const struct cresp_in *in)
 {
 	char b[CRESP_JOIN_MAX];
 	const char *v;
 	size_t vl;
+	switch (r->kind) {
+	case ARN_CFG_RBAC_RESP_STATUS: {
+		int k = snprintf(b, sizeof(b), "%u", in->status);
+		return arn_cfg_str_match(&r->str, b, (size_t)k);
+	}
+	case ARN_CFG_RBAC_RESP_CLASS:
+		/* Envoy's: "1xx" .. "5xx" */
+		b[0] = (char)('0' + in->status / 100 % 10);
+		b[1] = b[2] = 'x';
+		return arn_cfg_str_match(&r->str, b, 3);
+	case ARN_CFG_RBAC_RESP_RANGE:
+		return in->status >= r->port_lo && in->status <= r->port_hi;
+	case ARN_CFG_RBAC_RESP_LOCAL:
+		return in->local ? arn_cfg_str_match(&r->str, "true", 4)
+				 : arn_cfg_str_match(&r->str, "false", 5);
+	case ARN_CFG_RBAC_RESP_HEADER:
+		return r->header &&
+		       hdr_value(in, r->header->name, r->header->name_len, b, &v, &vl) &&
+		       arn_cfg_str_match(&r->header->str, v, vl);
+	default:
+		return false;
+	}
+}
+
+/* A predicate (an RBAC rule tree of the response inputs; nesting bounded
+ * by the conversion, RBAC_MAX_DEPTH) on @p in. */
+static bool eval(const struct arn_cfg_rbac_rule *r, const struct cresp_in *in)
+{
 	switch (r->kind) {
 	case ARN_CFG_RBAC_AND:
 		for (size_t i = 0; i < r->n_kids; i++)
@@ -98,27 +128,8 @@ static bool eval(const struct arn_cfg_rbac_rule *r, const struct cresp_in *in)
 		return false;
 	case ARN_CFG_RBAC_NOT:
 		return r->n_kids && !eval(&r->kids[0], in);
-	case ARN_CFG_RBAC_RESP_STATUS: {
-		int k = snprintf(b, sizeof(b), "%u", in->status);
-		return arn_cfg_str_match(&r->str, b, (size_t)k);
-	}
-	case ARN_CFG_RBAC_RESP_CLASS: {
-		/* Envoy's: "1xx" .. "5xx" */
-		b[0] = (char)('0' + in->status / 100 % 10);
-		b[1] = b[2] = 'x';
-		return arn_cfg_str_match(&r->str, b, 3);
-	}
-	case ARN_CFG_RBAC_RESP_RANGE:
-		return in->status >= r->port_lo && in->status <= r->port_hi;
-	case ARN_CFG_RBAC_RESP_LOCAL:
-		return in->local ? arn_cfg_str_match(&r->str, "true", 4)
-				 : arn_cfg_str_match(&r->str, "false", 5);
-	case ARN_CFG_RBAC_RESP_HEADER:
-		return r->header &&
-		       hdr_value(in, r->header->name, r->header->name_len, b, &v, &vl) &&
-		       arn_cfg_str_match(&r->header->str, v, vl);
 	default:
-		return false;
+		return leaf(r, in);
 	}
 }
 

@@ -55,7 +55,10 @@
 	HEADER("x-fail", "yes") "]}}," ACTION(",\"status_code\":502,\"body\":{\"inline_string\":"    \
 	"\"b\"},\"body_format\":{\"text_format\":\"oops %RESPONSE_CODE% %LOCAL_REPLY_BODY%\"}") "}," \
 	"{\"predicate\":{\"and_matcher\":{\"predicate\":[" STATUS("503") "," LOCAL("true") "]}},"   \
-	ACTION(",\"body\":{\"inline_string\":\"local 503\"}") "}]}}"
+	ACTION(",\"body\":{\"inline_string\":\"local 503\"}") "},"                              \
+	"{\"predicate\":{\"and_matcher\":{\"predicate\":[{\"or_matcher\":{\"predicate\":["          \
+	STATUS("418") "," STATUS("419") "]}},{\"not_matcher\":" HEADER("x-keep", "1") "}]}},"       \
+	ACTION(",\"body\":{\"inline_string\":\"teapot\"}") "}]}}"
 #define CR_ROUTE_MATCHER                                                                           \
 	"\"custom_response_matcher\":{\"matcher_list\":{\"matchers\":["                          \
 	"{\"predicate\":" STATUS("404") "," ACTION(",\"status_code\":410,\"body\":"               \
@@ -242,7 +245,8 @@ static void test_cresp_upstream_404(void **state)
 
 /* A 5xx with x-fail: yes takes the second entry (and_matcher of the
  * status class and a response header): status 502, body_format with the
- * upstream's status and the policy's body. Without the header it passes. */
+ * upstream's status and the policy's body. Without the header it passes.
+ * A 418 or 419 takes the fourth unless x-keep is "1". */
 static void test_cresp_and_header(void **state)
 {
 	(void)state;
@@ -263,6 +267,19 @@ static void test_cresp_and_header(void **state)
 	expect(r, "HTTP/1.1 500 Internal Server Error\r\n", true);
 	expect(r, "x-fail: no\r\n", true);
 	assert_string_equal(body_of(r), "bad");
+	/* or_matcher of two codes and a not_matcher of a header (values
+	 * joined: x-keep: 0, 1 is not "1") */
+	assert_true(
+	    exchange("GET /a HTTP/1.1\r\nHost: a",
+		     "HTTP/1.1 419 x\r\nx-keep: 0\r\nx-keep: 1\r\nContent-Length: 1\r\n\r\nk", r,
+		     sizeof(r)));
+	expect(r, "HTTP/1.1 419 ", true);
+	assert_string_equal(body_of(r), "teapot");
+	assert_true(exchange("GET /a HTTP/1.1\r\nHost: a",
+			     "HTTP/1.1 418 x\r\nx-keep: 1\r\nContent-Length: 1\r\n\r\nk", r,
+			     sizeof(r)));
+	expect(r, "HTTP/1.1 418 ", true);
+	assert_string_equal(body_of(r), "k");
 	hh_end();
 }
 
