@@ -400,6 +400,8 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_HEADER_MUTATION,
 	/* cfg: struct arn_cfg_custom_response (custom_response.v3.CustomResponse) */
 	ARN_CFG_PF_CUSTOM_RESPONSE,
+	/* cfg: struct arn_cfg_buffer (BufferPerRoute's buffer) */
+	ARN_CFG_PF_BUFFER,
 };
 
 /* ---------------------------------------------------------------------------
@@ -1009,6 +1011,15 @@ struct arn_cfg_custom_response {
 	struct arn_cfg_cresp_entry *entries; /* in order: the first that matches */
 	size_t n_entries;
 	const struct arn_cfg_cresp_policy *no_match; /* on_no_match, or NULL */
+};
+
+/*
+ * envoy.filters.http.buffer (Buffer, BufferPerRoute's buffer): the request
+ * body read whole, max_request_bytes at most, before the request goes on
+ * (http_buffer.c). BufferPerRoute's disabled is ARN_CFG_PF_DISABLED.
+ */
+struct arn_cfg_buffer {
+	uint32_t max_request_bytes; /* > 0 */
 };
 
 #endif

@@ -665,6 +665,8 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_HEADER_MUTATION,
 	/* http_filter_cfgs[i]: struct arn_cfg_custom_response */
 	ARN_CFG_HF_CUSTOM_RESPONSE,
+	/* http_filter_cfgs[i]: struct arn_cfg_buffer */
+	ARN_CFG_HF_BUFFER,
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

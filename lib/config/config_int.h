@@ -305,6 +305,12 @@ const struct arn_cfg_cred_injector *conv_cred_injector(struct conv *c, struct pb
 struct arn_cfg_header_mutation;
 const struct arn_cfg_header_mutation *conv_header_mutation(struct conv *c, struct pb p,
 							   bool per_route);
+/** envoy.filters.http.buffer's Buffer converted (NULL only without
+ * memory); a BufferPerRoute into @p kind (ARN_CFG_PF_DISABLED or
+ * ARN_CFG_PF_BUFFER) and its settings. conv_buffer.c */
+struct arn_cfg_buffer;
+const struct arn_cfg_buffer *conv_buffer(struct conv *c, struct pb p);
+const struct arn_cfg_buffer *conv_buffer_route(struct conv *c, struct pb p, uint8_t *kind);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

@@ -41,6 +41,8 @@
 #define HTTP_OAUTH2_TYPE "envoy.extensions.filters.http.oauth2.v3.OAuth2"
 #define HTTP_HM_TYPE "envoy.extensions.filters.http.header_mutation.v3.HeaderMutation"
 #define HTTP_HM_ROUTE_TYPE "envoy.extensions.filters.http.header_mutation.v3.HeaderMutationPerRoute"
+#define HTTP_BUFFER_TYPE "envoy.extensions.filters.http.buffer.v3.Buffer"
+#define HTTP_BUFFER_ROUTE_TYPE "envoy.extensions.filters.http.buffer.v3.BufferPerRoute"
 #define HTTP_SS_TYPE "envoy.extensions.filters.http.stateful_session.v3.StatefulSession"
 #define HTTP_SS_ROUTE_TYPE                                                                         \
 	"envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute"
@@ -2034,6 +2036,18 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 		conv_pop(c, m);
 		return true;
 	}
+	if (arn_sv_eq(tn, HTTP_BUFFER_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.buffer"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_BUFFER_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_BUFFER;
+			*cfg = conv_buffer(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_OAUTH2_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.oauth2"))
 			return true;
@@ -2247,6 +2261,14 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 		if (r.m) {
 			pf->kind = ARN_CFG_PF_CUSTOM_RESPONSE;
 			pf->cfg = conv_custom_response(c, r);
+			ok = true;
+		}
+	} else if (arn_sv_eq(tn, HTTP_BUFFER_ROUTE_TYPE)) {
+		/* disabled: the filter off at this level (arn_cfg_filter_off);
+		 * buffer: its settings instead of the filter's */
+		struct pb r = conv_any(c, any, HTTP_BUFFER_ROUTE_TYPE);
+		if (r.m) {
+			pf->cfg = conv_buffer_route(c, r, &pf->kind);
 			ok = true;
 		}
 	} else if (optional) {

@@ -37,6 +37,7 @@
 #include "http_basic_auth.h"
 #include "http_csrf.h"
 #include "http_hm.h"
+#include "http_buffer.h"
 #include "http_oauth2.h"
 #include "http_fault.h"
 #include "http_filter.h"
@@ -1463,7 +1464,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_RATELIMIT ||
 		    h->http_filters[i] == ARN_CFG_HF_OAUTH2 ||
 		    h->http_filters[i] == ARN_CFG_HF_HEADER_MUTATION ||
-		    h->http_filters[i] == ARN_CFG_HF_CUSTOM_RESPONSE)
+		    h->http_filters[i] == ARN_CFG_HF_CUSTOM_RESPONSE ||
+		    h->http_filters[i] == ARN_CFG_HF_BUFFER)
 			return true;
 	return false;
 }
@@ -1481,6 +1483,8 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 			from = http_rls_resume_at(st); /* the ratelimit filter's call */
 		if (st->res && X(st)->fault_from > from)
 			from = X(st)->fault_from;
+		if (http_buffer_resume_at(st) > from)
+			from = http_buffer_resume_at(st); /* the body read whole */
 		/* jwt_authn runs again once the keys it waited for came */
 		if (st->res && st->res->jwks_wait && http_jwks_resume_at(st) > from)
 			from = http_jwks_resume_at(st);
@@ -1550,6 +1554,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_RATELIMIT:
 		case ARN_CFG_HF_OAUTH2:
 		case ARN_CFG_HF_HEADER_MUTATION:
+		case ARN_CFG_HF_BUFFER:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1603,6 +1608,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_HEADER_MUTATION) {
 				if (http_hm_step(st, i, cfg, matched ? &mt : NULL))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_BUFFER) {
+				if (http_buffer_step(st, i, cfg, matched ? &mt : NULL))
 					return true;
 			} else {
 				bool first = first_rl;
@@ -1784,15 +1792,33 @@ static void l4_stream_end(struct http_stream *st)
 		fault_delay_over(st);
 	if (st->res && st->res->jwks_wait)
 		http_jwks_stream_end(st);
+	http_buffer_stream_end(st);
+}
+
+/* The body a filter reads before the request goes on: the buffer
+ * filter's, or ext_authz's with_request_body. */
+static bool l4_body(struct http_stream *st, const char *data, size_t len)
+{
+	if (http_buffer_reading(st))
+		return http_buffer_body(st, data, len);
+	return http_authz_body(st, data, len);
+}
+
+static void l4_body_end(struct http_stream *st)
+{
+	if (http_buffer_reading(st))
+		http_buffer_body_end(st);
+	else
+		http_authz_body_end(st);
 }
 
 const struct http_filter_ops http_l4_filter_ops = {
     .name = "l4",
     .active = l4_active,
     .decode_head = http_l4_filters,
-    /* ext_authz's with_request_body: the body its check waits for */
-    .decode_body = http_authz_body,
-    .decode_end = http_authz_body_end,
+    /* the buffer filter's body, ext_authz's with_request_body's */
+    .decode_body = l4_body,
+    .decode_end = l4_body_end,
     .encode_head_edits = http_l4_resp_edits,
     .stream_end = l4_stream_end,
 };

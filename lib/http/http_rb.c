@@ -5,6 +5,8 @@
  * read a body before the request goes on (ext_authz's with_request_body).
  * Below both: neither names the other through it.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
@@ -12,6 +14,7 @@
 #include "http_rb.h"
 #include "http_stream.h"
 #include "http_int.h"
+#include "http_req_kept.h"
 
 /* The kept segments go back: out of line, so that the common call (none
  * kept) sets up no frame for the freeing loop. */
@@ -51,7 +54,7 @@ bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limi
 		struct rte_mbuf *t = X(st)->rb_tail;
 		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
 		if (!room) {
-			if (w->rb_segs >= HTTP_RB_WORKER_SEGS)
+			if (w->rb_segs >= (w->rb_segs_max ? w->rb_segs_max : HTTP_RB_WORKER_SEGS))
 				return false;
 			struct rte_mbuf *m = http_mbuf(w);
 			if (!m)
@@ -94,4 +97,31 @@ void http_rb_send_first(struct http_stream *st)
 		return;
 	st->state |= HTTP_S_REPLAYING;
 	X(st)->replay = X(st)->rb_head;
+}
+
+int http_rb_frame_kept(struct http_stream *st)
+{
+	struct arn_h1_msg *m = &st->req.m;
+	if ((m->flags & ARN_H1_F_CONTENT_LENGTH) || st->grpc_web)
+		return 0;
+	uint32_t n = X(st)->rb_bytes;
+	char num[12];
+	int k = snprintf(num, sizeof(num), "%u", n);
+	char *v = http_st_text(st, (size_t)k);
+	if (!v)
+		return -ENOSPC;
+	memcpy(v, num, (size_t)k);
+	struct arn_h1_edit e = {.name = "content-length",
+				.name_len = 14,
+				.value = v,
+				.value_len = (uint32_t)k,
+				.op = ARN_H1_EDIT_SET};
+	if (http_req_edits_keep(st, &e, 1) < 0)
+		return -ENOSPC;
+	/* a content-length the parser ignored beside chunked is the one SET
+	 * replaces: the codec is not to remove it again */
+	m->flags &= ~(ARN_H1_F_CHUNKED | ARN_H1_F_TE | ARN_H1_F_CL_IGNORED);
+	m->flags |= ARN_H1_F_CONTENT_LENGTH;
+	m->content_length = n;
+	return 0;
 }

@@ -30,5 +30,20 @@ size_t http_rb_copy(const struct http_stream *st, char *out, size_t cap);
 /** The body kept goes to the first attempt's upstream after its head, as
  * a retry's does (nothing when none is kept). */
 void http_rb_send_first(struct http_stream *st);
+/**
+ * The request's body is whole in the kept body (the buffer filter read
+ * it): the upstream request is framed by its length, the one place that
+ * says so. A request with a content-length keeps it (its codec held the
+ * body to it: the bytes kept are that many); one without (chunked HTTP/1,
+ * HTTP/2 without content-length) gets content-length the bytes kept and
+ * loses its chunked framing (transfer-encoding is never forwarded: the
+ * codec writes it from ARN_H1_F_CHUNKED alone), so the upstream never
+ * sees both. An HTTP/1 client's trailers then have no room on an HTTP/1
+ * upstream: dropped, as Envoy's codec drops them after a content-length.
+ * A gRPC-Web request keeps its chunked framing (its edits remove
+ * content-length). @return 0, or -ENOSPC when the stream's text had no
+ * room for the length (the request must not go on).
+ */
+int http_rb_frame_kept(struct http_stream *st);
 
 #endif

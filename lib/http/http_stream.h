@@ -109,6 +109,15 @@ struct http_res {
 	 * waits for keys, cleared when jwt_authn is done with it or the
 	 * stream ends (http_jwks_done) */
 	uint16_t jwks_wait;
+	/* envoy.filters.http.buffer (http_buffer.c): 1 + the index of the
+	 * buffer filter that held the head (the walk resumes after it), 0
+	 * none; whether it is reading the body (HTTP_S_MCP: the body comes
+	 * to http_buffer_body), and the bytes it takes. In the hole after
+	 * jwks_wait, out of http_xreq's zeroing: cleared at the stream's end
+	 * (http_buffer_stream_end) */
+	uint8_t buf_from;
+	bool buf_reading;
+	uint32_t buf_max;
 	/* larger scratch for a head whose segment-spanning lines outgrow
 	 * req_scratch / resp_scratch, and a trailer array for HTTP/1
 	 * trailers past the slots their head left (from the worker's pools,

@@ -144,6 +144,8 @@ struct http_worker {
 	uint64_t rng[2];
 	uint64_t next_conn_id;
 	uint32_t rb_segs; /* mbufs holding request bodies kept for retries */
+	/* the bound on rb_segs: 0 is HTTP_RB_WORKER_SEGS (a test lowers it) */
+	uint32_t rb_segs_max;
 	/* The input segment of the last HTTP/1 body event decoded and where
 	 * its bytes begin, so that the other side's encoder can queue them by
 	 * reference (http_codec_h1.c): cleared at every HTTP/1 decode, so it

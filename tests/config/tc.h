@@ -111,6 +111,8 @@ extern const struct CMUnitTest dns_tests[];
 extern const size_t n_dns_tests;
 extern const struct CMUnitTest conv_cresp_tests[];
 extern const size_t n_conv_cresp_tests;
+extern const struct CMUnitTest conv_buffer_tests[];
+extern const size_t n_conv_buffer_tests;
 
 #define TC(f) cmocka_unit_test_setup_teardown(f, tc_setup, tc_teardown)
 
