@@ -830,6 +830,21 @@ bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_
 		st->state |= HTTP_S_MCP;
 		return true;
 	}
+	if (f->with_body && !(pr && pr->no_body) && http_msg_has_body(&st->req.m) &&
+	    X(st)->rb_head) {
+		/* read whole before this filter (the buffer filter's): the
+		 * check takes it from the kept body, no second copy */
+		uint32_t kept = X(st)->rb_bytes;
+		if (kept > f->max_body && !f->partial_body) {
+			a->state = AZ_OVER;
+			http_local_reply(st, 413, "Payload Too Large", 17, 0,
+					 "request_payload_too_large", NULL, 0);
+			return true;
+		}
+		a->bodied = true;
+		a->partial = kept > f->max_body;
+		a->blen = a->partial ? f->max_body : kept;
+	}
 	return az_start(a) != AZ_ALLOWED;
 }
 

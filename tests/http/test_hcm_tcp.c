@@ -2157,6 +2157,53 @@ static void test_http_ext_authz_body_partial(void **state)
 	unlink(path);
 }
 
+/* The buffer filter before ext_authz with_request_body: the body it read
+ * whole (a chunked one, framed by its length once whole) is the check's
+ * (content-length 4, x-envoy-auth-partial-body: false, the bytes) and then
+ * the upstream's, from the one kept body. Fails before: the check went
+ * without the body (content-length 0, no partial-body header), ext_authz
+ * finding the request whole and nothing to read. */
+static void test_http_ext_authz_body_after_buffer(void **state)
+{
+	(void)state;
+	char json[8192], lsn[8192], r[4096], path[64];
+	xa_json(json, sizeof(json), ",\"with_request_body\":{\"max_request_bytes\":8}", path,
+		sizeof(path));
+	/* the buffer filter first */
+	char *at = strstr(json, "\"http_filters\":[");
+	assert_non_null(at);
+	at += strlen("\"http_filters\":[");
+	snprintf(lsn, sizeof(lsn),
+		 "%.*s{\"name\":\"buf\",\"typed_config\":{%s,"
+		 "\"max_request_bytes\":64}},%s",
+		 (int)(at - json), json, AT_("buffer.v3.Buffer"), at);
+	xa_begin(XA_CLUSTER(""), lsn);
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t mark = hh_client(0)->log_len;
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+			       "2\r\nab\r\n");
+	assert_null(upstream_that_got(rx0));
+	struct peer *a = xa_check(0, "2\r\ncd\r\n0\r\n\r\n", r, sizeof(r));
+	if (!a || !strstr(r, "POST /auth/p HTTP/1.1\r\n") || !strstr(r, "content-length: 4\r\n") ||
+	    !strstr(r, "x-envoy-auth-partial-body: false\r\n") || !strstr(r, "\r\n\r\nabcd"))
+		fail_msg("the check: %s", r);
+	struct peer *u = xa_answer(a, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", r, sizeof(r));
+	if (!u || u == a || !strstr(r, "POST /p HTTP/1.1\r\n") ||
+	    !strstr(r, "content-length: 4\r\n") || strstr(r, "chunked") ||
+	    !strstr(r, "\r\n\r\nabcd") || strstr(r, "abcdabcd"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	hh_settle();
+	xa_client(0, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	hh_end();
+	unlink(path);
+}
+
 /* with_request_body over gRPC: the CheckRequest carries the body as
  * body (field 11) or, with pack_as_bytes, raw_body (12), its size and
  * x-envoy-auth-partial-body in the headers map; once allowed the body
@@ -8540,6 +8587,7 @@ int main(void)
 	    T(test_http_basic_auth),
 	    T(test_http_csrf),
 	    T(test_http_header_mutation),
+	    T(test_http_ext_authz_body_after_buffer),
 	    T(test_http_basic_auth_header),
 	    T(test_http_basic_auth_with_jwt_edits),
 	    T(test_http_basic_auth_envoy_gateway),
