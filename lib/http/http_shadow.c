@@ -233,6 +233,11 @@ void http_shadow_route(struct http_stream *st)
 	 * path (http_rb_append, the connection manager's request end) */
 	if (X(st)->shadows)
 		st->state |= HTTP_S_KEEP_BODY;
+	/* what a filter read before the route (the buffer filter's whole
+	 * body, ext_authz's with_request_body) passed no such path: the
+	 * shadows take it from the kept body, before the rest comes */
+	for (const struct rte_mbuf *m = X(st)->shadows ? X(st)->rb_head : NULL; m; m = m->next)
+		http_shadow_body(st, rte_pktmbuf_mtod(m, const char *), m->data_len);
 }
 
 /* Each pending shadow @p s of stream @p st (no walk when it has none). */

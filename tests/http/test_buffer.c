@@ -27,7 +27,7 @@
 /* Listener "dyn" (port 82): the buffer filter (16 bytes) before the
  * router to "web"; /big has 64 bytes (BufferPerRoute buffer), /off the
  * filter off (BufferPerRoute disabled), /fc off by a FilterConfig, /retry
- * retried once on a 5xx to cluster "two". */
+ * retried once on a 5xx to cluster "two", /mir mirrored to "two". */
 /* clang-format off */
 #define BUF_LISTENER                                                                               \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
@@ -49,6 +49,8 @@
 	"{\"match\":{\"prefix\":\"/fc\"},\"route\":{\"cluster\":\"web\"},"                         \
 	"\"typed_per_filter_config\":{\"buf\":{\"@type\":\"type.googleapis.com/"                  \
 	"envoy.config.route.v3.FilterConfig\",\"disabled\":true}}},"                               \
+	"{\"match\":{\"prefix\":\"/mir\"},\"route\":{\"cluster\":\"web\","                          \
+	"\"request_mirror_policies\":[{\"cluster\":\"two\"}]}},"                                      \
 	"{\"match\":{\"prefix\":\"/retry\"},\"route\":{\"cluster\":\"two\",\"retry_policy\":"      \
 	"{\"retry_on\":\"5xx\",\"num_retries\":1}}},"                                              \
 	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
@@ -403,6 +405,50 @@ static void test_buffer_retry_sends_the_kept_body(void **state)
 	hh_end();
 }
 
+/* The upstream connection to 198.18.0.<last>, or NULL. */
+static struct peer *upstream_at(unsigned last)
+{
+	for (unsigned u = 0; u < N_UPSTREAMS; u++) {
+		struct peer *p = hh_upstream(u);
+		if (p && p->addr == (0xc6120000u | last))
+			return p;
+	}
+	return NULL;
+}
+
+/* A mirrored request whose body the filter read whole: the mirror gets
+ * the same body and length as the request (the kept body, which went by
+ * no body path once the route was chosen). Fails before: the mirror went
+ * with content-length 0 and no body. */
+static void test_buffer_mirror_gets_the_body(void **state)
+{
+	(void)state;
+	buf_begin();
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "POST /mir HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+			       "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
+	struct peer *u = upstream_at(200);
+	struct peer *m = upstream_at(201) ? upstream_at(201) : upstream_at(202);
+	assert_non_null(u);
+	if (!m)
+		fail_msg("no mirror connection");
+	char r[4096];
+	log_from(u, 0, r, sizeof(r));
+	if (!strstr(r, "content-length: 5\r\n") || !strstr(r, "\r\n\r\nabcde"))
+		fail_msg("the upstream got: %s", r);
+	log_from(m, 0, r, sizeof(r));
+	if (!strstr(r, "POST /mir HTTP/1.1\r\n") || !strstr(r, "content-length: 5\r\n") ||
+	    strstr(r, "chunked") || !strstr(r, "\r\n\r\nabcde"))
+		fail_msg("the mirror got: %s", r);
+	send_str(m, OK5);
+	send_str(u, OK5);
+	log_from(hh_client(0), 0, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the client got: %s", r);
+	hh_end();
+}
+
 /* An HTTP/2 request body from a static buffer (nghttp2's data source). */
 struct h2body {
 	const char *p;
@@ -485,6 +531,7 @@ int main(void)
 	    cmocka_unit_test(test_buffer_worker_bound),
 	    cmocka_unit_test(test_buffer_retry_sends_the_kept_body),
 	    cmocka_unit_test(test_buffer_http2_requests),
+	    cmocka_unit_test(test_buffer_mirror_gets_the_body),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
