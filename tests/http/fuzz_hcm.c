@@ -121,6 +121,13 @@ static const char *const reqs[] = {
     "GET /ak/q?a=1&api%5fkey=%6b1&b HTTP/1.1\r\nHost: a\r\n\r\n",
     "GET /ak HTTP/1.1\r\nHost: a\r\nCookie: x=1; ak=\"k1\"; y\r\nCookie: z=2\r\n\r\n",
     "GET /ak HTTP/1.1\r\nHost: a\r\nx-api-key: k2\r\n\r\n",
+    /* the "dyn" listener's buffer filter on /buf (64 bytes): a chunked
+     * body with extensions and a trailer (re-framed by its length), one
+     * too large by its content-length, an empty chunked one */
+    "POST /buf HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;e=1\r\nabc\r\n"
+    "2\r\nde\r\n0\r\nx-t: 1\r\n\r\n",
+    "POST /buf HTTP/1.1\r\nHost: a\r\nContent-Length: 65\r\n\r\n",
+    "PUT /buf HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
 };
 #define N_REQS (sizeof(reqs) / sizeof(reqs[0]))
 

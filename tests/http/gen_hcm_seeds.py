@@ -290,6 +290,25 @@ seeds["dyn_custom_response"] = (Seed().time(0).open(0, 82)
                                 .usend(3, CR_503).time(5)
                                 .csend(0, CR_GET).time(2).usend(4, CR_500).time(60)
                                 .usend(5, CR_500).time(5))
+# the "dyn" listener's buffer filter (on for /buf only, 64 bytes; the
+# route retried on a 5xx and mirrored to "two"): a chunked body in pieces
+# with an extension and a trailer (upstream: content-length 5), a 503
+# that retries it, a body past 64 bytes (413), a content-length past it
+# (413 at once; each refused client leaves: the harness's worker has two
+# request buffers), and a client that stops mid-body and resets
+seeds["dyn_buffer"] = (Seed().time(0).open(0, 82).open(1, 82)
+                       .csend(0, "POST /buf HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n")
+                       .time(2).csend(0, "3;e=1\r\nabc\r\n").time(2)
+                       .csend(0, "2\r\nde\r\n0\r\nx-t: 1\r\n\r\n").time(2)
+                       .usend(0, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+                       .time(40).usend(1, OK5).usend(2, OK5).usend(3, OK5).time(5)
+                       .csend(1, "POST /buf HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                 "40\r\n" + "x" * 64 + "\r\n1\r\ny\r\n").time(5)
+                       .op(CFIN, 0).op(CFIN, 1).time(5)
+                       .open(2, 82).csend(2, "POST /buf HTTP/1.1\r\nHost: a\r\nContent-Length: 65\r\n\r\n")
+                       .time(5).op(CFIN, 2).time(5).open(3, 82)
+                       .csend(3, "POST /buf HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc")
+                       .time(5).op(CRST, 3).time(5))
 
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit

@@ -913,6 +913,12 @@ static inline void hh_trace_run(void)
 	"LocalResponsePolicy\",\"status_code\":503,\"body\":{\"inline_string\":\"cr\"},"           \
 	"\"body_format\":{\"text_format\":\"%%LOCAL_REPLY_BODY%% %%RESPONSE_CODE%%\"},"            \
 	"\"response_headers_to_add\":[{\"header\":{\"key\":\"x-cr-replaced\",\"value\":\"1\"}}]}}}}]}}}},"
+/* envoy.filters.http.buffer "buf" as Envoy Gateway writes it: disabled,
+ * on for the route /buf (HH_ROUTE_AUTHZ) by its BufferPerRoute (64
+ * bytes; the route retried and mirrored: one kept body for all) */
+#define HH_FILTER_BUF                                                                              \
+	"{\"name\":\"buf\",\"disabled\":true,\"typed_config\":{\"@type\":\"type.googleapis.com/"    \
+	"envoy.extensions.filters.http.buffer.v3.Buffer\",\"max_request_bytes\":1048576}},"
 /* clang-format on */
 #define HH_LDYN                                                                                    \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
@@ -970,6 +976,7 @@ static inline void hh_trace_run(void)
 	"filters.http.grpc_web.v3.GrpcWeb\"}},"                                                    \
 	HH_FILTER_AK                                                                               \
 	HH_FILTER_CR                                                                               \
+	HH_FILTER_BUF                                                                              \
 	"{\"name\":\"envoy.filters.http.router\","                                                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"
@@ -1003,7 +1010,12 @@ static inline void hh_trace_run(void)
 	"filters.http.ext_authz.v3.ExtAuthzPerRoute\",\"check_settings\":{}}}},"                 \
 	"{\"match\":{\"prefix\":\"/ak\"},\"route\":{\"cluster\":\"dyn\"},"                         \
 	"\"typed_per_filter_config\":{\"ak\":{\"@type\":\"type.googleapis.com/envoy.extensions."    \
-	"filters.http.api_key_auth.v3.ApiKeyAuthPerRoute\",\"allowed_clients\":[\"alice\"]}}}"
+	"filters.http.api_key_auth.v3.ApiKeyAuthPerRoute\",\"allowed_clients\":[\"alice\"]}}},"   \
+	"{\"match\":{\"prefix\":\"/buf\"},\"route\":{\"cluster\":\"dyn\",\"retry_policy\":"          \
+	"{\"retry_on\":\"5xx\",\"num_retries\":1},\"request_mirror_policies\":[{\"cluster\":"    \
+	"\"two\"}]},\"typed_per_filter_config\":{\"buf\":{\"@type\":\"type.googleapis.com/"        \
+	"envoy.extensions.filters.http.buffer.v3.BufferPerRoute\",\"buffer\":{"                    \
+	"\"max_request_bytes\":64}}}}"
 
 static bool hh_cfg_changed;
 

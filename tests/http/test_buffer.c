@@ -449,6 +449,62 @@ static void test_buffer_mirror_gets_the_body(void **state)
 	hh_end();
 }
 
+static void no_own(struct hh_rd *r, uint8_t op)
+{
+	(void)r, (void)op;
+}
+
+/* fuzz_hcm's "dyn" listener has the filter as Envoy Gateway writes it
+ * (disabled, on for /buf by its BufferPerRoute, 64 bytes; the route
+ * retried and mirrored): a chunked request goes whole with its length to
+ * the upstream and the mirror; a request elsewhere streams. The seed
+ * dyn_buffer replays through the fuzzer's run (a retried body, two 413s,
+ * a client reset mid-body; hh_end finds every mbuf back). Fails before:
+ * HH_LDYN had no buffer filter, /buf's body went chunked as it came. */
+static void test_buffer_fuzz_listener(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_config(0);
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "POST /buf HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+			       "3;e=1\r\nabc\r\n");
+	assert_null(upstream_that_got(rx0));
+	send_str(hh_client(0), "2\r\nde\r\n0\r\nx-t: 1\r\n\r\n");
+	struct peer *u = upstream_at(203);
+	struct peer *m = upstream_at(201) ? upstream_at(201) : upstream_at(202);
+	assert_non_null(u);
+	assert_non_null(m);
+	char r[4096];
+	log_from(u, 0, r, sizeof(r));
+	if (!strstr(r, "content-length: 5\r\n") || strstr(r, "chunked") ||
+	    !strstr(r, "\r\n\r\nabcde") || strstr(r, "x-t"))
+		fail_msg("the upstream got: %s", r);
+	log_from(m, 0, r, sizeof(r));
+	if (!strstr(r, "content-length: 5\r\n") || !strstr(r, "\r\n\r\nabcde"))
+		fail_msg("the mirror got: %s", r);
+	send_str(m, OK5);
+	send_str(u, OK5);
+	hh_end();
+
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_http_schema, "http.dyn", NULL, NULL);
+	assert_non_null(sc);
+	uint64_t tl0 = arn_stats_counter_value(sc, ARN_HTTP_downstream_rq_too_large);
+	FILE *f = fopen("tests/http/corpus/hcm/dyn_buffer", "rb");
+	assert_non_null(f);
+	static uint8_t seed[4096];
+	size_t n = fread(seed, 1, sizeof(seed), f);
+	fclose(f);
+	assert_true(n > 1 && n < sizeof(seed));
+	hh_fuzz_run(seed, n, no_own);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_HTTP_downstream_rq_too_large) - tl0, 2);
+	arn_stats_scope_put(sc);
+}
+
 /* An HTTP/2 request body from a static buffer (nghttp2's data source). */
 struct h2body {
 	const char *p;
@@ -532,6 +588,7 @@ int main(void)
 	    cmocka_unit_test(test_buffer_retry_sends_the_kept_body),
 	    cmocka_unit_test(test_buffer_http2_requests),
 	    cmocka_unit_test(test_buffer_mirror_gets_the_body),
+	    cmocka_unit_test(test_buffer_fuzz_listener),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
