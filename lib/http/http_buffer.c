@@ -13,6 +13,7 @@
  * client that stops sending holds it until the stream's idle or request
  * timeout ends the stream (http_rb_free at its end).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "arn_config.h"
@@ -42,12 +43,17 @@ static void reading_over(struct http_stream *st)
 /* The body is whole in the kept body: framed by its length, it goes first
  * once the router has its upstream. @return false when it could not be
  * framed (answered 500: never the request upstream with a length that is
- * not its body's). */
+ * not its body's; a content-length that is not the bytes kept cannot
+ * happen while the codecs hold bodies to it, and would end here too). */
 static bool whole(struct http_stream *st)
 {
-	if (http_rb_frame_kept(st) != 0) {
-		HTTP_INC(st->hc, rq_edit_overflow);
-		http_local_reply(st, 500, NULL, 0, 0, "header_edits_overflow", NULL, 0);
+	int rc = http_rb_frame_kept(st);
+	if (rc != 0) {
+		if (rc == -ENOSPC)
+			HTTP_INC(st->hc, rq_edit_overflow);
+		http_local_reply(
+		    st, 500, NULL, 0, 0,
+		    rc == -ENOSPC ? "header_edits_overflow" : "request_length_mismatch", NULL, 0);
 		return false;
 	}
 	http_rb_send_first(st);

@@ -102,9 +102,13 @@ void http_rb_send_first(struct http_stream *st)
 int http_rb_frame_kept(struct http_stream *st)
 {
 	struct arn_h1_msg *m = &st->req.m;
-	if ((m->flags & ARN_H1_F_CONTENT_LENGTH) || st->grpc_web)
-		return 0;
 	uint32_t n = X(st)->rb_bytes;
+	if (st->grpc_web)
+		return 0;
+	/* its codec held the body to that length (HTTP/1's parser, nghttp2's
+	 * check): were it otherwise, the request does not go */
+	if (m->flags & ARN_H1_F_CONTENT_LENGTH)
+		return m->content_length == n ? 0 : -EPROTO;
 	char num[12];
 	int k = snprintf(num, sizeof(num), "%u", n);
 	char *v = http_st_text(st, (size_t)k);

@@ -42,7 +42,8 @@ void http_rb_send_first(struct http_stream *st);
  * upstream: dropped, as Envoy's codec drops them after a content-length.
  * A gRPC-Web request keeps its chunked framing (its edits remove
  * content-length). @return 0, or -ENOSPC when the stream's text had no
- * room for the length (the request must not go on).
+ * room for the length, -EPROTO when a content-length is not the bytes
+ * kept (neither can go on).
  */
 int http_rb_frame_kept(struct http_stream *st);
 
