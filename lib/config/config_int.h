@@ -330,8 +330,16 @@ const char *conv_subst_format(struct conv *c, struct pb fmt, const char *name,
 void conv_check_access_format(struct conv *c, const char *json, const char *text, bool omit,
 			      const char *field);
 /** An xds.type.matcher.v3.Matcher's Predicate @p p read as a custom_response
- * rule (the response inputs) into @p out. conv_l4.c */
+ * rule (the response inputs) into @p out. conv_predicate.c */
 void conv_resp_predicate(struct conv *c, struct pb p, struct arn_cfg_rbac_rule *out);
+/* and/or/not nesting an RBAC rule may have: the evaluator recurses */
+#define RBAC_MAX_DEPTH 32
+/* What an xds.type.matcher.v3 predicate reads: the network (nothing), an
+ * HTTP request (RBAC), an HTTP response (custom_response). */
+enum { CONV_PRED_NET = 0, CONV_PRED_REQ = 1, CONV_PRED_RESP = 2 };
+/** Predicate @p p (reading @p in, CONV_PRED_*; nested @p depth deep) as
+ * the rule tree @p out. conv_predicate.c */
+void conv_predicate(struct conv *c, struct pb p, int in, int depth, struct arn_cfg_rbac_rule *out);
 /** envoy.filters.http.custom_response's CustomResponse (the filter's, or a
  * route level's) converted; NULL only without memory. conv_cresp.c */
 struct arn_cfg_custom_response;

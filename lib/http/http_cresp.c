@@ -11,7 +11,6 @@
 #include "arn_config.h"
 #include "http_access_log.h"
 #include "http_cresp.h"
-#include "http_local.h"
 #include "http_stream.h"
 #include "http_worker.h"
 
@@ -193,14 +192,14 @@ static const struct arn_cfg_cresp_policy *find(const struct http_stream *st,
  * view of the stream); its headers alone (nothing of the replaced head
  * survives). */
 static void reply(struct http_stream *st, const struct arn_cfg_cresp_policy *p,
-		  const struct cresp_in *in)
+		  const struct cresp_in *in, struct http_cresp_reply *r)
 {
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	unsigned status = p->status ? p->status : in->status;
 	const char *body = p->has_body ? p->body : NULL;
 	size_t blen = p->has_body ? p->body_len : 0;
-	struct arn_h1_edit e[ARN_CFG_CRESP_MAX_HEADERS + 1];
+	struct arn_h1_edit *e = r->e;
 	unsigned n = 0;
 	if (p->fmt) {
 		struct arn_access_record rec;
@@ -235,11 +234,14 @@ static void reply(struct http_stream *st, const struct arn_cfg_cresp_policy *p,
 							       : ARN_H1_EDIT_ADD};
 	}
 	HTTP_INC(hc, custom_response_replaced);
-	http_local_reply_direct(st, status, body, blen, 0,
-				st->details ? st->details : "via_upstream", e, n);
+	r->status = status;
+	r->body = body;
+	r->blen = blen;
+	r->details = st->details ? st->details : "via_upstream";
+	r->n = n;
 }
 
-bool http_cresp_upstream(struct http_stream *st)
+bool http_cresp_upstream(struct http_stream *st, struct http_cresp_reply *r)
 {
 	const struct arn_h1_msg *m = &st->resp.m;
 	if (m->status < 200)
@@ -253,18 +255,19 @@ bool http_cresp_upstream(struct http_stream *st)
 	if (CS(st))
 		arn_stats_inc(CS(st), st->hc->w->slot,
 			      arn_stats_code_class(ARN_CL_upstream_rq_1xx, m->status));
-	reply(st, p, &in);
+	reply(st, p, &in, r);
 	return true;
 }
 
 bool http_cresp_local(struct http_stream *st, unsigned status, size_t blen,
-		      const struct arn_h1_edit *extra, unsigned n_extra)
+		      const struct arn_h1_edit *extra, unsigned n_extra,
+		      struct http_cresp_reply *r)
 {
 	struct cresp_in in = {
 	    .status = status, .local = true, .e = extra, .n_e = n_extra, .text = blen > 0};
 	const struct arn_cfg_cresp_policy *p = find(st, &in);
 	if (!p)
 		return false;
-	reply(st, p, &in);
+	reply(st, p, &in, r);
 	return true;
 }

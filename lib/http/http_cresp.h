@@ -24,22 +24,38 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct arn_h1_edit;
+#include "arn_config.h"
+#include "arn_h1.h"
+
 struct http_stream;
+
+/* The reply a matched policy gives, for the caller to send direct
+ * (http_local_reply_direct): its strings are the policy's or the
+ * worker's scratch, valid until the stream's next reply. */
+struct http_cresp_reply {
+	unsigned status;
+	const char *body;
+	size_t blen;
+	const char *details;
+	struct arn_h1_edit e[ARN_CFG_CRESP_MAX_HEADERS + 1];
+	unsigned n;
+};
 
 /**
  * The upstream's response head (st->resp.m) before it goes to the client.
- * @return true when a policy matched: @p st was answered with it (the
- * head is not written; the upstream is detached).
+ * @return true when a policy matched: @p r is the reply to send instead
+ * (the head is not written; the caller detaches the upstream by sending
+ * it).
  */
-bool http_cresp_upstream(struct http_stream *st);
+bool http_cresp_upstream(struct http_stream *st, struct http_cresp_reply *r);
 
 /**
  * A local reply about to go (its status, body and headers as
- * http_local_reply has them). @return true when a policy matched: @p st
- * was answered with it instead.
+ * http_local_reply has them). @return true when a policy matched: @p r is
+ * the reply to send instead.
  */
 bool http_cresp_local(struct http_stream *st, unsigned status, size_t blen,
-		      const struct arn_h1_edit *extra, unsigned n_extra);
+		      const struct arn_h1_edit *extra, unsigned n_extra,
+		      struct http_cresp_reply *r);
 
 #endif

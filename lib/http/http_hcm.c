@@ -1279,8 +1279,12 @@ static void write_resp_head(struct http_stream *st)
 		 * reply goes instead of this head, which nothing of the route's
 		 * edits reaches (http_cresp.h). Under the filters' one test
 		 * (bench_hcm: a test of its own cost 5 instructions a request) */
-		if (hc->hrt && hc->hrt->cresp && http_cresp_upstream(st))
+		struct http_cresp_reply cr;
+		if (hc->hrt && hc->hrt->cresp && http_cresp_upstream(st, &cr)) {
+			http_local_reply_direct(st, cr.status, cr.body, cr.blen, 0, cr.details,
+						cr.e, cr.n);
 			return;
+		}
 		k = http_filters_resp_edits(st, e + n, MAX_EDITS - 2 - (unsigned)n);
 	}
 	if (k < 0) {

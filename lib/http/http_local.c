@@ -210,8 +210,11 @@ void http_local_reply(struct http_stream *st, unsigned status, const char *body,
 	if (hc->hrt && hc->hrt->cresp && !(st->state & HTTP_S_RESP_STARTED)) {
 		st->flags |= flags;
 		st->details = details;
-		if (http_cresp_local(st, status, blen, extra, n_extra))
+		struct http_cresp_reply r;
+		if (http_cresp_local(st, status, blen, extra, n_extra, &r)) {
+			local_reply(st, r.status, r.body, r.blen, 0, r.details, r.e, r.n);
 			return;
+		}
 	}
 	local_reply(st, status, body, blen, flags, details, extra, n_extra);
 }
