@@ -23,6 +23,7 @@ int arn_app_http_start(struct arn_app *app)
 	    .max_connections = dp->http_max_client_connections,
 	    .max_upstream_connections = dp->http_max_upstream_connections,
 	    .max_streams = dp->http_max_requests_in_flight,
+	    .kept_body_mbufs = dp->http_kept_body_mbufs,
 	    .drain_time_s = app->drain_time_s,
 	    .drain_time_set = true,
 	    .drain_immediate = app->drain_immediate,

@@ -63,6 +63,7 @@ struct arn_dataplane {
 	uint32_t http_max_client_connections;
 	uint32_t http_max_upstream_connections;
 	uint32_t http_max_requests_in_flight;
+	uint32_t http_kept_body_mbufs; /* per worker: request bodies kept whole */
 };
 
 /* dataplane.tcp.congestion_control */

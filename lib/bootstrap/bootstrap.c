@@ -1120,10 +1120,10 @@ void arn_bootstrap_summary(const struct arn_bootstrap *b, struct arn_sb *o)
 		arn_sb_putc(o, '\n');
 		arn_sb_printf(
 		    o,
-		    "  http: %u client and %u upstream connections, %u requests in flight "
-		    "per worker\n",
+		    "  http: %u client and %u upstream connections, %u requests in flight, "
+		    "%u mbufs of kept request bodies per worker\n",
 		    dp->http_max_client_connections, dp->http_max_upstream_connections,
-		    dp->http_max_requests_in_flight);
+		    dp->http_max_requests_in_flight, dp->http_kept_body_mbufs);
 	}
 	if (b->warnings.len)
 		arn_sb_printf(o, "warnings:\n%s", arn_sb_cstr(&b->warnings));

@@ -32,6 +32,7 @@ void arn_dataplane_defaults(struct arn_dataplane *dp)
 	dp->http_max_client_connections = 16384;
 	dp->http_max_upstream_connections = 8192;
 	dp->http_max_requests_in_flight = 1024;
+	dp->http_kept_body_mbufs = 2048;
 }
 
 void arn_dataplane_free(struct arn_dataplane *dp)
@@ -431,14 +432,14 @@ int arn_dataplane_parse(struct arn_bs_ctx *c, yaml_node_t *node, struct arn_data
 								   NULL, NULL, NULL};
 			section(&p, v, kt, keys, outs, lo, hi, names);
 		} else if (!strcmp(kt, "http")) {
-			static const char *const keys[] = {"max_client_connections",
-							   "max_upstream_connections",
-							   "max_requests_in_flight", NULL};
-			uint32_t *const outs[] = {&dp->http_max_client_connections,
-						  &dp->http_max_upstream_connections,
-						  &dp->http_max_requests_in_flight};
-			static const uint32_t lo[] = {16, 16, 4},
-					      hi[] = {1048576, 1048576, 1048576};
+			static const char *const keys[] = {
+			    "max_client_connections", "max_upstream_connections",
+			    "max_requests_in_flight", "kept_body_mbufs", NULL};
+			uint32_t *const outs[] = {
+			    &dp->http_max_client_connections, &dp->http_max_upstream_connections,
+			    &dp->http_max_requests_in_flight, &dp->http_kept_body_mbufs};
+			static const uint32_t lo[] = {16, 16, 4, 16},
+					      hi[] = {1048576, 1048576, 1048576, 16777215};
 			section(&p, v, kt, keys, outs, lo, hi, NULL);
 		} else {
 			err(&p, kt,

@@ -70,6 +70,10 @@ struct arn_http_options {
 	uint32_t mcp_legs;	 /* MCP backend POSTs, GET streams, DELETEs at once: 256 */
 	uint32_t mcp_detached;	 /* MCP requests without a client stream here: 128 */
 	uint32_t trailer_arrays; /* trailers past the head's slots (struct http_trl): 256 */
+	/* mbufs a worker's kept request bodies may hold together (the buffer
+	 * filter's, ext_authz's with_request_body, retries' and mirrors'):
+	 * HTTP_RB_WORKER_SEGS, 2048 (dataplane http.kept_body_mbufs) */
+	uint32_t kept_body_mbufs;
 };
 
 /**

@@ -59,7 +59,7 @@ static struct arn_cfg_gen *const *g_gen_slot;
 static unsigned g_app_slot = ARN_TCP_APPS_MAX;
 static uint32_t cfg_conns = 16384, cfg_ups = 8192, cfg_res = 1024;
 /* arn_http_options' table sizes, 0 for the defaults: set at each start */
-static uint32_t cfg_big, cfg_pools, cfg_trl;
+static uint32_t cfg_big, cfg_pools, cfg_trl, cfg_rb;
 static struct http_mcp_caps cfg_mcp;
 /* Envoy's --drain-time-s default (600 s) and --drain-strategy gradual */
 static uint64_t cfg_drain_ms = 600 * 1000;
@@ -268,6 +268,7 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	w->n_res = cfg_res;
 	w->n_big = cfg_big ? cfg_big : HTTP_BIG_SCRATCH_N;
 	w->n_trl = cfg_trl ? cfg_trl : HTTP_TRL_N;
+	w->rb_segs_max = cfg_rb; /* 0: HTTP_RB_WORKER_SEGS */
 	w->pools_cap = cfg_pools ? (uint32_t)rte_align32pow2(cfg_pools) : HTTP_POOLS;
 	w->drain_ms = cfg_drain_ms;
 	w->drain_immediate = cfg_drain_immediate;
@@ -482,6 +483,7 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 	/* (unlike the limits above, which keep an earlier start's value) */
 	cfg_big = o ? o->large_buffers : 0;
 	cfg_trl = o ? o->trailer_arrays : 0;
+	cfg_rb = o ? o->kept_body_mbufs : 0;
 	cfg_pools = o && o->upstream_pools <= (1u << 31) ? o->upstream_pools : 0;
 	cfg_mcp = (struct http_mcp_caps){0};
 	if (o)

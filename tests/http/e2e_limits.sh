@@ -63,9 +63,10 @@ cat >"$TOPO_DIR/body.yaml" <<YAML
           "@type": type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig
           max_active_downstream_connections: 3
 YAML
-HTTP_E2E_DATAPLANE_EXTRA="  http: { max_requests_in_flight: 4 }" http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
-grep -q "4 requests in flight per worker" "$TOPO_ARION_LOG" && ok "dataplane.http.max_requests_in_flight: 4 applied" ||
-	bad "the startup summary does not show 4 requests in flight"
+HTTP_E2E_DATAPLANE_EXTRA="  http: { max_requests_in_flight: 4, kept_body_mbufs: 64 }" http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
+grep -q "4 requests in flight, 64 mbufs of kept request bodies per worker" "$TOPO_ARION_LOG" &&
+	ok "dataplane.http.max_requests_in_flight: 4 and kept_body_mbufs: 64 applied" ||
+	bad "the startup summary does not show 4 requests in flight and 64 kept-body mbufs"
 
 out=$(ip netns exec "$cns" /usr/bin/python3 - "$us" <<'PY'
 import sys, threading, time, rawhttp

@@ -719,6 +719,7 @@ static struct arn_stats_hist hist(const char *name)
 static struct http_worker *w;
 static bool with_toolset; /* start() applies ToolSet "tools" first */
 static uint32_t start_trailer_arrays; /* start()'s trailer_arrays (0: the default) */
+static uint32_t start_kept_body;      /* start()'s kept_body_mbufs (0: the default) */
 
 static void start(uint32_t streams, const char *listener_json)
 {
@@ -739,7 +740,8 @@ static void start(uint32_t streams, const char *listener_json)
 				     .mcp_sessions = 64,
 				     .mcp_legs = 128,
 				     .mcp_detached = 32,
-				     .trailer_arrays = start_trailer_arrays};
+				     .trailer_arrays = start_trailer_arrays,
+				     .kept_body_mbufs = start_kept_body};
 	assert_int_equal(arn_http_start(st, &o), 0);
 	apply(L, "1", listener_json);
 	if (with_toolset) /* the listener's MCP filter waits for it (X14, on demand) */
@@ -1135,6 +1137,19 @@ static void test_preserve_case_header_format(void **state)
 	poll_ms(1);
 	want_in(c->tx, "HTTP/1.1 200 OK\r\n");
 	want_in(c->tx, "\r\nX-Resp-Case: r\r\n");
+}
+
+/* dataplane http.kept_body_mbufs reaches each worker's bound on kept
+ * request bodies (Envoy Gateway's default requestBuffer limit, 4 MiB,
+ * is the whole default 2048 mbufs of one worker: an operator raises it
+ * here). Fails before: the bound was HTTP_RB_WORKER_SEGS, fixed. */
+static void test_kept_body_mbufs_option(void **state)
+{
+	(void)state;
+	start_kept_body = 40000;
+	start(4, jlistener("", DIRECT_OK));
+	start_kept_body = 0;
+	assert_int_equal(w->rb_segs_max, 40000);
 }
 
 static void test_response_connection_elements(void **state)
@@ -10489,6 +10504,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_cluster_update_counters, teardown),
 	    cmocka_unit_test_teardown(test_upstream_tcp_keepalive, teardown),
 	    cmocka_unit_test_teardown(test_preserve_case_header_format, teardown),
+	    cmocka_unit_test_teardown(test_kept_body_mbufs_option, teardown),
 	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
