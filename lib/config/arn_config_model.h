@@ -1045,6 +1045,11 @@ struct arn_cfg_listener {
 	uint32_t per_connection_buffer_limit; /* bytes, 1 MiB default */
 	uint32_t backlog;	/* tcp_backlog_size: SYN queue bound; 0: the stack's default */
 	bool drain_modify_only; /* drain_type MODIFY_ONLY: /healthcheck/fail does not drain it */
+	/* socket_options' TCP keepalive (SO_KEEPALIVE, TCP_KEEPIDLE,
+	 * TCP_KEEPINTVL, TCP_KEEPCNT): probes on every accepted connection;
+	 * keepalive false: none */
+	bool keepalive;
+	uint32_t keepalive_time_s, keepalive_intvl_s, keepalive_probes;
 	/* the listener's own access_log: a connection no filter chain takes
 	 * (Envoy's NR, "filter_chain_not_found") is logged there */
 	struct arn_cfg_access_log *access_logs;

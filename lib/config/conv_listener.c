@@ -834,6 +834,51 @@ static void rule_sink(void *ctx, const char *path, const char *msg)
 	conv_err_at(c, path[0] == '.' ? path + 1 : path, msg);
 }
 
+/*
+ * A listener's socket_options: Arion's TCP is its own, so a setsockopt()
+ * has nowhere to go; the ones that set TCP keepalive (Envoy Gateway's
+ * ClientTrafficPolicy tcpKeepalive writes SO_KEEPALIVE, TCP_KEEPCNT,
+ * TCP_KEEPIDLE, TCP_KEEPINTVL, Linux's numbers) are read as what they
+ * ask of accepted connections, Linux's defaults (7200 s, 75 s, 9) for
+ * those not given; any other option is refused naming its level and name.
+ */
+static void socket_options(struct conv *c, struct pb l, struct arn_cfg_listener *out)
+{
+	size_t n = pb_len(l, "socket_options");
+	bool on = false;
+	uint32_t v[3] = {7200, 75, 9}; /* TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT */
+	for (size_t i = 0; i < n; i++) {
+		struct pb o = pb_at(l, "socket_options", i);
+		size_t m = conv_push(c, "socket_options[%zu]", i);
+		conv_only(c, o, "description,level,name,int_value,state");
+		int64_t level = pb_i64(o, "level"), name = pb_i64(o, "name");
+		int64_t x = pb_i64(o, "int_value");
+		if (!pb_has(o, "int_value"))
+			conv_err(c, "int_value", "missing (the options Arion reads take an integer)");
+		if (level == 1 && name == 9) { /* SOL_SOCKET, SO_KEEPALIVE */
+			on = x != 0;
+		} else if (level == 6 && name >= 4 && name <= 6) { /* IPPROTO_TCP */
+			static const int64_t hi[] = {32767, 32767, 127};
+			if (x < 1 || x > hi[name - 4])
+				conv_err(c, "int_value", "%lld: must be 1..%lld (Linux's bounds)",
+					 (long long)x, (long long)hi[name - 4]);
+			else
+				v[name - 4] = (uint32_t)x;
+		} else {
+			conv_err(c, "",
+				 "level %lld name %lld is not supported by Arion: its TCP is its own; "
+				 "it reads SO_KEEPALIVE (1, 9) and TCP_KEEPIDLE, TCP_KEEPINTVL, "
+				 "TCP_KEEPCNT (6, 4..6)",
+				 (long long)level, (long long)name);
+		}
+		conv_pop(c, m);
+	}
+	out->keepalive = on;
+	out->keepalive_time_s = v[0];
+	out->keepalive_intvl_s = v[1];
+	out->keepalive_probes = v[2];
+}
+
 struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 {
 	upb_StringView name = pb_str(l, "name");
@@ -848,7 +893,7 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 		  "connection_buffer_limit_bytes,metadata,drain_type,listener_filters,listener_"
 		  "filters_timeout,continue_on_listener_filters_timeout,traffic_direction,bind_"
 		  "to_port,enable_reuse_port,reuse_port,tcp_backlog_size,ignore_global_conn_"
-		  "limit,access_log");
+		  "limit,access_log,socket_options");
 	if (name.size == 0)
 		conv_err(c, "name", "missing");
 	conv_socket_address(c, pb_msg(l, "address"), "address", &out->addr, &out->port, true);
@@ -862,6 +907,7 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 	 * POST /healthcheck/fail */
 	out->drain_modify_only = pb_i32(l, "drain_type") == 1;
 	conv_access_logs(c, l, "access_log", &out->access_logs, &out->n_access_logs);
+	socket_options(c, l, out);
 	out->base_hash = listener_base_hash(c, l);
 	out->per_connection_buffer_limit = 1024 * 1024;
 	pb_wrapped_u32(l, "per_connection_buffer_limit_bytes", &out->per_connection_buffer_limit);

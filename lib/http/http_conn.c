@@ -1218,6 +1218,10 @@ static int dc_accept(struct arn_tcp_conn *tc, void *luser)
 	int rc = http_cx_admit(w, l, &adm);
 	if (rc != 0)
 		return rc;
+	/* socket_options' TCP keepalive, as Linux's accepted sockets inherit it */
+	if (l->keepalive)
+		arn_tcp_set_keepalive(tc, l->keepalive_time_s, l->keepalive_intvl_s,
+				      l->keepalive_probes);
 	/* the block that keeps the connection takes adm (http_cx_take) */
 	w->cx_pending = &adm;
 	if (l->tls_inspector) {

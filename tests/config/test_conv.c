@@ -691,6 +691,40 @@ static void test_x12_eds_rules(void **state)
 
 /* Cluster types: STATIC, STRICT_DNS, LOGICAL_DNS and EDS; the spec's
  * connect_timeout: 0s example. */
+/* Listener "so" with socket_options @p opts (JSON list members). */
+static const char *so_listener(const char *opts)
+{
+	static char buf[8192];
+	const char *l = tj_listener_inline("so", 9100, "r");
+	assert_true(strncmp(l, "{", 1) == 0);
+	snprintf(buf, sizeof(buf), "{\"socket_options\":[%s],%s", opts, l + 1);
+	return buf;
+}
+
+/* A listener's socket_options: TCP keepalive's (what Envoy Gateway's
+ * tcpKeepalive writes) read, Linux's defaults for the rest; any other
+ * option refused naming its level and name. */
+static void test_listener_socket_options(void **state)
+{
+	(void)state;
+	tc_ok(L, so_listener("{\"level\":1,\"name\":9,\"int_value\":1},"
+			     "{\"level\":6,\"name\":5,\"int_value\":10}"));
+	const struct arn_cfg_listener *l = listener("so");
+	assert_true(l->keepalive);
+	assert_int_equal(l->keepalive_time_s, 7200);
+	assert_int_equal(l->keepalive_intvl_s, 10);
+	assert_int_equal(l->keepalive_probes, 9);
+	/* the probes' settings alone do not turn keepalive on (Linux) */
+	tc_ok(L, so_listener("{\"level\":6,\"name\":4,\"int_value\":10}"));
+	assert_false(listener("so")->keepalive);
+	tc_refused(L, so_listener("{\"level\":1,\"name\":2,\"int_value\":1}"),
+		   "socket_options[0]: level 1 name 2 is not supported by Arion");
+	tc_refused(L, so_listener("{\"level\":6,\"name\":6,\"int_value\":0}"),
+		   "socket_options[0].int_value: 0: must be 1..127");
+	tc_refused(L, so_listener("{\"level\":1,\"name\":9,\"buf_value\":\"AQ==\"}"),
+		   "socket_options[0].buf_value: not supported");
+}
+
 static void test_cluster_refusals(void **state)
 {
 	(void)state;
@@ -1681,6 +1715,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_x11_rds_source_refused),
     TC(test_x12_eds_rules),
     TC(test_cluster_refusals),
+    TC(test_listener_socket_options),
     TC(test_duration_out_of_range_refused),
     TC(test_cluster_full),
     TC(test_cluster_override_host_status),

@@ -1152,6 +1152,33 @@ static void test_kept_body_mbufs_option(void **state)
 	assert_int_equal(w->rb_segs_max, 40000);
 }
 
+/* A listener's socket_options for TCP keepalive, as Envoy Gateway's
+ * ClientTrafficPolicy tcpKeepalive writes them (SO_KEEPALIVE, then
+ * TCP_KEEPIDLE and TCP_KEEPCNT; TCP_KEEPINTVL left to Linux's 75 s):
+ * every accepted connection probes so. Fails before: the listener was
+ * refused (socket_options not supported). */
+static void test_listener_tcp_keepalive(void **state)
+{
+	(void)state;
+	char j[4096];
+	snprintf(j, sizeof(j),
+		 "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":80}},\"socket_options\":["
+		 "{\"description\":\"socket option to enable tcp keep alive\",\"level\":1,"
+		 "\"name\":9,\"int_value\":1,\"state\":\"STATE_PREBIND\"},"
+		 "{\"level\":6,\"name\":4,\"int_value\":30,\"state\":\"STATE_PREBIND\"},"
+		 "{\"level\":6,\"name\":6,\"int_value\":3,\"state\":\"STATE_PREBIND\"}],"
+		 "\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\",\"typed_config\":{" HCM_AT
+		 ",\"stat_prefix\":\"in\",\"route_config\":{\"name\":\"r\",\"virtual_hosts\":[{"
+		 "\"name\":\"vh\",\"domains\":[\"*\"],\"routes\":[" DIRECT_OK "]}]},"
+		 "\"http_filters\":[" ROUTER "]}}]}]}");
+	start(4, j);
+	struct arn_tcp_conn *c = client();
+	assert_int_equal(c->keep_idle, 30);
+	assert_int_equal(c->keep_intvl, 75);
+	assert_int_equal(c->keep_cnt, 3);
+}
+
 static void test_response_connection_elements(void **state)
 {
 	(void)state;
@@ -10505,6 +10532,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_upstream_tcp_keepalive, teardown),
 	    cmocka_unit_test_teardown(test_preserve_case_header_format, teardown),
 	    cmocka_unit_test_teardown(test_kept_body_mbufs_option, teardown),
+	    cmocka_unit_test_teardown(test_listener_tcp_keepalive, teardown),
 	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
