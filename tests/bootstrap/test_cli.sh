@@ -79,7 +79,7 @@ envoy_bootstrap:
         eds_cluster_config:
           service_name: other
 EOF
-x12_line="eds.yaml:7:25: envoy_bootstrap.static_resources.clusters[0].eds_cluster_config.service_name: Cluster 'api': refused: the ClusterLoadAssignment's name must equal the cluster's name; remove service_name (X12)"
+x12_line="eds.yaml:7:25: envoy_bootstrap.static_resources.clusters[0].eds_cluster_config.service_name: Cluster 'api': refused: the ClusterLoadAssignment's name must equal the cluster's name; remove service_name or make it the cluster's name (X12)"
 check "x12 a static cluster breaking the contract exits 1" 1 "$A" --mode validate -c "$t/eds.yaml"
 has "x12 ... naming the place and the cluster" "$x12_line"
 n=$(grep -cF -- "$x12_line" "$t/out")
