@@ -1298,6 +1298,10 @@ struct arn_cfg_cluster {
 	uint32_t connect_timeout_ms;		 /* > 0 */
 	uint32_t per_connection_buffer_limit;	 /* 1 MiB default */
 	struct arn_cfg_thresholds thresholds[2]; /* [0] DEFAULT, [1] HIGH */
+	/* circuit_breakers.per_host_thresholds' max_connections (the one
+	 * field Envoy enforces per host): connections open to each host
+	 * across workers; UINT32_MAX: none */
+	uint32_t host_max_connections;
 	/* upstream_connection_options.tcp_keepalive: probes on every
 	 * upstream connection (idle s, interval s, count: Linux's defaults
 	 * 7200 / 75 / 9 for what it leaves unset); keepalive false: none */

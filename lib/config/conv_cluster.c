@@ -230,10 +230,26 @@ static void thresholds(struct conv *c, struct pb cb, struct arn_cfg_cluster *cl)
 		t->max_retries = 3;
 		t->max_connection_pools = UINT32_MAX;
 	}
+	cl->host_max_connections = UINT32_MAX;
 	if (!cb.m)
 		return;
 	size_t m0 = conv_push(c, "circuit_breakers");
-	conv_only(c, cb, "thresholds");
+	conv_only(c, cb, "thresholds,per_host_thresholds");
+	/* per_host_thresholds: Envoy enforces max_connections per host and
+	 * nothing else there ("currently only the max_connections field is
+	 * supported for per-host limits"); the others are refused rather
+	 * than ignored. Arion's requests carry no priority, so DEFAULT's. */
+	for (size_t i = 0; i < pb_len(cb, "per_host_thresholds"); i++) {
+		struct pb th = pb_at(cb, "per_host_thresholds", i);
+		size_t m = conv_push(c, "per_host_thresholds[%zu]", i);
+		conv_only(c, th, "priority,max_connections,track_remaining");
+		int32_t pr = pb_i32(th, "priority");
+		if (pr < 0 || pr > 1)
+			conv_err(c, "priority", "unknown value %d", pr);
+		else if (pr == 0)
+			pb_wrapped_u32(th, "max_connections", &cl->host_max_connections);
+		conv_pop(c, m);
+	}
 	bool seen[2] = {false, false};
 	for (size_t i = 0; i < pb_len(cb, "thresholds"); i++) {
 		struct pb th = pb_at(cb, "thresholds", i);

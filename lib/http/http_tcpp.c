@@ -102,6 +102,7 @@ struct http_tcpp {
 	bool rbac_denied;	/* it denied the connection (rbac_policy: the policy) */
 	bool up_connected;	/* the current upstream connection is established */
 	bool up_counted;	/* counted in the cluster's cx_active */
+	struct http_host *up_host; /* counted in its cx_active too (referenced), or NULL */
 	bool connect_timed_out; /* the current attempt ran out of connect_timeout */
 	bool dn_eof, up_eof;	/* FIN received from that side */
 	bool dn_shut, up_shut;	/* FIN sent to that side */
@@ -224,6 +225,11 @@ static void up_uncount(struct http_tcpp *s)
 	if (!s->up_counted)
 		return;
 	s->up_counted = false;
+	if (s->up_host) {
+		HTTP_HOST_ADD(http_host_ctr(s->up_host, s->w->idx), cx_active, -1);
+		http_host_put(s->up_host);
+		s->up_host = NULL;
+	}
 	if (s->crt) {
 		__atomic_fetch_sub(&s->crt->cx_active, 1, __ATOMIC_RELAXED);
 		arn_stats_gauge_add(s->crt->stats, s->w->slot, ARN_CL_upstream_cx_active, -1);
@@ -785,6 +791,24 @@ static void attempt(struct http_tcpp *s)
 		give_up(s, ARN_RF_BIT(UPSTREAM_OVERFLOW));
 		return;
 	}
+	/* the host's connections, counted in its per-worker slots as the HTTP
+	 * pools count theirs: per_host_thresholds' max_connections */
+	struct http_host *h = NULL;
+	if (s->crt) {
+		size_t nh = 0;
+		struct http_host *const *hosts = http_rt_hosts(s->crt, &nh);
+		h = http_hosts_find(hosts, nh, out.ep->addr, out.ep->port);
+	}
+	if (h && s->cluster->host_max_connections != UINT32_MAX) {
+		uint64_t n = 0;
+		for (unsigned i = 0; i < h->n_slots; i++)
+			n += __atomic_load_n(&h->slots[i].cx_active, __ATOMIC_RELAXED);
+		if (n >= s->cluster->host_max_connections) {
+			TCL_INC(s, upstream_cx_overflow);
+			give_up(s, ARN_RF_BIT(UPSTREAM_OVERFLOW));
+			return;
+		}
+	}
 	s->up_addr = out.ep->addr;
 	s->up_port = out.ep->port;
 	int err = 0;
@@ -838,6 +862,11 @@ static void attempt(struct http_tcpp *s)
 		__atomic_fetch_add(&s->crt->cx_active, 1, __ATOMIC_RELAXED);
 		arn_stats_gauge_add(s->crt->stats, w->slot, ARN_CL_upstream_cx_active, 1);
 		TCL_INC(s, upstream_cx_total);
+	}
+	if (h) {
+		http_host_ref(h);
+		s->up_host = h;
+		HTTP_HOST_ADD(http_host_ctr(h, w->idx), cx_active, 1);
 	}
 	http_timer_arm(w, &s->conn_timer,
 		       s->cluster->connect_timeout_ms ? s->cluster->connect_timeout_ms : 5000);

@@ -218,6 +218,20 @@ static const struct arn_cfg_thresholds *thresholds(const struct http_stream *st)
 	return st->cluster ? &st->cluster->thresholds[0] : NULL;
 }
 
+/* circuit_breakers.per_host_thresholds: is the pool's host at its
+ * max_connections, counted on every worker (each worker's own slot,
+ * read relaxed; only for a cluster that sets it, at a connection's
+ * opening, not a request's)? */
+static bool host_full(const struct http_pool *p, const struct arn_cfg_cluster *c)
+{
+	if (!c || c->host_max_connections == UINT32_MAX || !p->host)
+		return false;
+	uint64_t n = 0;
+	for (unsigned i = 0; i < p->host->n_slots; i++)
+		n += __atomic_load_n(&p->host->slots[i].cx_active, __ATOMIC_RELAXED);
+	return n >= c->host_max_connections;
+}
+
 /* Bind stream @p st to connection @p u: the connection's codec decodes
  * the response into the stream's message buffer. Inline where a
  * keep-alive connection is taken from the pool (bind below elsewhere). */
@@ -473,8 +487,9 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 		struct http_stream *st = p->pend_head;
 		const struct arn_cfg_thresholds *th = thresholds(st);
 		if (p->crt && th && p->n_conns &&
-		    __atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >=
-			(int32_t)th->max_connections)
+		    (__atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >=
+			 (int32_t)th->max_connections ||
+		     host_full(p, st->cluster)))
 			return;
 		pending_remove(st);
 		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
@@ -740,7 +755,8 @@ static int up_acquire(struct http_worker *w, struct http_pool *p, struct http_st
 	 * idle connections hold the count for their idle timeout. */
 	const struct arn_cfg_thresholds *th = thresholds(st);
 	if (p->crt && th && p->n_conns &&
-	    __atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >= (int32_t)th->max_connections) {
+	    (__atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >= (int32_t)th->max_connections ||
+	     host_full(p, st->cluster))) {
 		POOL_INC(w, p, upstream_cx_overflow);
 		if (__atomic_load_n(&p->crt->rq_pending, __ATOMIC_RELAXED) >=
 		    (int32_t)th->max_pending_requests) {

@@ -750,6 +750,17 @@ static void test_cluster_refusals(void **state)
 		   "http_protocol_options.allow_absolute_url: not supported");
 #undef H1C
 #undef PCF
+	/* per_host_thresholds: max_connections (DEFAULT's) taken, Envoy's only
+	 * per-host limit; the others refused by name */
+	tc_ok(C, "{\"name\":\"ph\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+		 "\"circuit_breakers\":{\"per_host_thresholds\":[{\"max_connections\":3}]}}");
+	assert_int_equal(cluster("ph")->host_max_connections, 3);
+	tc_ok(C, "{\"name\":\"ph2\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\"}");
+	assert_int_equal(cluster("ph2")->host_max_connections, UINT32_MAX);
+	tc_refused(C,
+		   "{\"name\":\"ph\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+		   "\"circuit_breakers\":{\"per_host_thresholds\":[{\"max_requests\":3}]}}",
+		   "circuit_breakers.per_host_thresholds[0].max_requests: not supported");
 	/* upstream_connection_options: tcp_keepalive only, within Linux's bounds */
 	tc_ok(C, "{\"name\":\"ka\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
 		 "\"upstream_connection_options\":{\"tcp_keepalive\":{\"keepalive_probes\":3,"

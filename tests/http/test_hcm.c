@@ -1179,6 +1179,41 @@ static void test_listener_tcp_keepalive(void **state)
 	assert_int_equal(c->keep_cnt, 3);
 }
 
+/* circuit_breakers.per_host_thresholds' max_connections (Envoy Gateway's
+ * perEndpoint.maxConnections): with 1, a second request to the host while
+ * its one connection is busy waits (upstream_cx_overflow, pending) rather
+ * than opening a second, and goes on that connection once it is free, as
+ * Envoy's pool queues it. Fails before: the cluster was refused
+ * (per_host_thresholds not supported). */
+static void test_per_host_max_connections(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	apply(C, "2",
+	      "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	      "\"circuit_breakers\":{\"per_host_thresholds\":[{\"max_connections\":1,"
+	      "\"track_remaining\":true}]},"
+	      "\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":[{"
+	      "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"198.18.0.10\","
+	      "\"port_value\":8080}}}}]}]}}");
+	struct arn_tcp_conn *c1 = client(), *c2 = client();
+	send_s(c1, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	send_s(c2, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	poll_ms(1);
+	assert_int_equal(upstream_pending(), 0); /* no second connection */
+	assert_int_equal(stat("cluster.web.upstream_cx_overflow"), 1);
+	assert_int_equal(stat("cluster.web.upstream_rq_pending_total"), 1);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	poll_ms(1);
+	want_in(c1->tx, "HTTP/1.1 200 OK");
+	want_in(u->tx, "GET /b HTTP/1.1");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+	poll_ms(1);
+	want_in(c2->tx, "HTTP/1.1 200 OK");
+	assert_int_equal(upstream_pending(), 0);
+}
+
 static void test_response_connection_elements(void **state)
 {
 	(void)state;
@@ -10533,6 +10568,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_preserve_case_header_format, teardown),
 	    cmocka_unit_test_teardown(test_kept_body_mbufs_option, teardown),
 	    cmocka_unit_test_teardown(test_listener_tcp_keepalive, teardown),
+	    cmocka_unit_test_teardown(test_per_host_max_connections, teardown),
 	    cmocka_unit_test_teardown(test_mcp_sessions_answered_by_filter, teardown),
 	    cmocka_unit_test_teardown(test_mcp_body_limit, teardown),
 	    cmocka_unit_test_teardown(test_mcp_session_idle_timeout, teardown),
