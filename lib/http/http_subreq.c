@@ -26,6 +26,7 @@ static void sr_data(struct http_stream *st);
 static void sr_writable(struct http_stream *st);
 static void sr_failed(struct http_stream *st, int reason, bool connected, bool timed_out,
 		      const char *why);
+static void sr_owe_sent(struct http_subreq *sr);
 
 static const struct http_upstream_ops sr_up_ops = {
     .on_ready = sr_ready,
@@ -61,6 +62,11 @@ static void sr_release(struct http_subreq *sr, bool ok, int outcome)
 		struct http_peer *up = http_up_peer(u);
 		bool reuse = ok && (st->resp.m.flags & ARN_H1_F_KEEP_ALIVE) && !up->eof &&
 			     !up->queued && up->codec->idle(up);
+		/* a stream answered before its request ended: an HTTP/2
+		 * stream is reset with NO_ERROR (RFC 9113 8.1), an HTTP/1.1
+		 * connection is left in the middle of a request */
+		if (sr->stream && !sr->ended && !u->xs)
+			reuse = false;
 		http_up_release(u, reuse);
 		st->up = NULL;
 	} else {
@@ -143,6 +149,7 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 	sr->blen = blen;
 	sr->timeout_ms = timeout_ms;
 	sr->sent = sr->head_seen = sr->paused = false;
+	sr->ended = sr->want_sent = false;
 	sr->timer.fn = sr_timeout;
 	sr->running = true; /* for sr_release's sake from here on */
 
@@ -201,8 +208,9 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 					     .value = sr->authority,
 					     .value_len = (uint32_t)sr->authority_len,
 					     .op = ARN_H1_EDIT_ADD};
-	if (!sr->get) {
-		/* a GET has no body to announce (RFC 9110 9.3.1) */
+	if (!sr->get && !sr->stream) {
+		/* a GET has no body to announce (RFC 9110 9.3.1); a stream's
+		 * length is not known */
 		int cl = snprintf(sr->clen, sizeof(sr->clen), "%zu", blen);
 		sr->hdrs[k++] = (struct arn_h1_edit){.name = "content-length",
 						     .name_len = 14,
@@ -267,6 +275,42 @@ void http_subreq_resume(struct http_subreq *sr)
 		sr_data(&sr->st);
 }
 
+int http_subreq_send(struct http_subreq *sr, const char *data, size_t len, bool end)
+{
+	if (!sr->running || !sr->stream || sr->ended || !sr->st.up)
+		return -ENOTCONN;
+	struct http_peer *up = http_up_peer(sr->st.up);
+	if (!sr->sent || up->queued) {
+		sr->want_sent = true;
+		return -EAGAIN;
+	}
+	if (len) {
+		up->codec->encode_body(up, data, len);
+		if (CS(&sr->st))
+			arn_stats_add(CS(&sr->st), sr->st.hc->w->slot,
+				      ARN_CL_upstream_cx_tx_bytes_total, len);
+	}
+	if (end) {
+		sr->ended = true;
+		sr->st.state |= HTTP_S_REQ_DONE;
+		up->codec->encode_end(up);
+	}
+	/* -EAGAIN: on_writable; a dead transport: the response side fails */
+	up->codec->flush(up);
+	return 0;
+}
+
+/* A refused send waits for the transport to have taken everything. */
+static void sr_owe_sent(struct http_subreq *sr)
+{
+	if (!sr->want_sent || !sr->running || !sr->sent || !sr->st.up ||
+	    http_up_peer(sr->st.up)->queued)
+		return;
+	sr->want_sent = false;
+	if (sr->ops->on_sent)
+		sr->ops->on_sent(sr);
+}
+
 void http_subreq_cancel(struct http_subreq *sr)
 {
 	if (!sr->running)
@@ -290,13 +334,17 @@ static void sr_send(struct http_subreq *sr, struct http_peer *up, const struct a
 		return;
 	}
 	sr->sent = true;
-	st->state |= HTTP_S_HEAD_SENT | HTTP_S_ATTEMPT_SENT | HTTP_S_REQ_DONE;
+	st->state |= HTTP_S_HEAD_SENT | HTTP_S_ATTEMPT_SENT;
+	if (!sr->stream)
+		st->state |= HTTP_S_REQ_DONE;
 	if (sr->blen)
 		up->codec->encode_body(up, sr->body, sr->blen);
-	up->codec->encode_end(up);
+	if (!sr->stream)
+		up->codec->encode_end(up);
 	if (CS(st))
 		arn_stats_add(CS(st), st->hc->w->slot, ARN_CL_upstream_cx_tx_bytes_total, sr->blen);
 	up->codec->flush(up); /* -EAGAIN: on_writable; a dead transport: on_failed */
+	sr_owe_sent(sr);      /* a send refused before the head went */
 }
 
 static void sr_ready(struct http_stream *st)
@@ -325,8 +373,8 @@ static void sr_ready(struct http_stream *st)
 	m.version = 11;
 	m.host_idx = -1;
 	m.upgrade_idx = -1;
-	m.flags = sr->get ? 0 : ARN_H1_F_CONTENT_LENGTH;
-	m.content_length = sr->blen;
+	m.flags = sr->stream ? ARN_H1_F_CHUNKED : sr->get ? 0 : ARN_H1_F_CONTENT_LENGTH;
+	m.content_length = sr->stream ? 0 : sr->blen;
 	struct arn_h1_edit e[HTTP_SUBREQ_MAX_HDRS + 3];
 	memcpy(e, sr->hdrs, sr->n_hdrs * sizeof(e[0]));
 	sr_send(sr, up, &m, e, sr->n_hdrs);
@@ -339,6 +387,7 @@ static void sr_writable(struct http_stream *st)
 	struct http_peer *up = http_up_peer(st->up);
 	if (up->queued)
 		up->codec->flush(up);
+	sr_owe_sent(of(st));
 }
 
 /* The response's trailers to the caller that asks for them, while they

@@ -18,6 +18,13 @@
  * request's path, headers and body are the caller's and must stay valid
  * until then. Callbacks run from lib/tcp's callbacks or the worker's
  * timers, never from inside http_subreq_start.
+ *
+ * A streaming sub-request (sr->stream: one bidirectional gRPC call per
+ * client request, as ext_proc's) sends its body as the caller gives it
+ * (http_subreq_send) while its response is handed over as it comes:
+ * on_head, then on_body for each slice, possibly before the request's
+ * end was sent; on_trailers and on_end (or on_failed) close it as for
+ * any sub-request.
  */
 #ifndef ARN_HTTP_SUBREQ_H
 #define ARN_HTTP_SUBREQ_H
@@ -46,6 +53,11 @@ struct http_subreq_ops {
 	 * ms", "connection reset", "overflow", "no healthy upstream", ...). The
 	 * sub-request is over when it returns. */
 	void (*on_failed)(struct http_subreq *sr, const char *why);
+	/* Optional, streaming sub-requests only: every body byte given so
+	 * far has gone to the transport (the caller's buffer is free again
+	 * and http_subreq_send takes more). Called only after a
+	 * http_subreq_send returned -EAGAIN, once per such return. */
+	void (*on_sent)(struct http_subreq *sr);
 };
 
 /* One header of a sub-request; both strings the caller's. */
@@ -71,6 +83,12 @@ struct http_subreq {
 	struct http_timer timer;
 	bool running, sent, head_seen;
 	bool paused; /* no more of the response is decoded until resumed */
+	/* set before http_subreq_start: a streaming POST (no content-length,
+	 * HTTP/2 DATA or HTTP/1.1 chunks) whose body is @p body and then what
+	 * http_subreq_send gives, up to its end; private: */
+	bool stream;
+	bool ended;	/* the request's end was queued */
+	bool want_sent; /* a send was refused (-EAGAIN): on_sent is owed */
 	/* set before http_subreq_start, else zero: a request of this method
 	 * (its name and enum arn_h1_method), with a content-length, as
 	 * ext_authz checks with the client's method; and the Host sent in
@@ -121,6 +139,18 @@ int http_subreq_start(struct http_subreq *sr, struct http_conn *hc, const struct
 void http_subreq_pause(struct http_subreq *sr);
 /** Go on decoding @p sr's response; its callbacks may run inside. */
 void http_subreq_resume(struct http_subreq *sr);
+
+/**
+ * Streaming sub-requests (sr->stream): queue @p len more body bytes
+ * @p data (0: none) and, with @p end, the request's end (END_STREAM).
+ * One write at a time: @p data is sent by reference and stays the
+ * caller's, unchanged, until on_sent or the sub-request is over.
+ * Flow control is the transport's (an HTTP/2 stream's window).
+ * @return 0 (queued), -EAGAIN (the head or an earlier write is still
+ * waiting: nothing queued, on_sent follows), -ENOTCONN (not running, not
+ * a stream, or its end already queued). No callback runs inside.
+ */
+int http_subreq_send(struct http_subreq *sr, const char *data, size_t len, bool end);
 
 /** Stop @p sr (the client went away): its connection is dropped, no
  * callback follows. Nothing when it is not running. */
