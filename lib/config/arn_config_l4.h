@@ -402,6 +402,8 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_CUSTOM_RESPONSE,
 	/* cfg: struct arn_cfg_buffer (BufferPerRoute's buffer) */
 	ARN_CFG_PF_BUFFER,
+	/* cfg: struct arn_cfg_ext_proc_route (ExtProcPerRoute) */
+	ARN_CFG_PF_EXT_PROC,
 };
 
 /* ---------------------------------------------------------------------------
@@ -1020,6 +1022,67 @@ struct arn_cfg_custom_response {
  */
 struct arn_cfg_buffer {
 	uint32_t max_request_bytes; /* > 0 */
+};
+
+/*
+ * envoy.filters.http.ext_proc (ExternalProcessor): one bidirectional gRPC
+ * stream per request to an external processor
+ * (envoy.service.ext_proc.v3.ExternalProcessor/Process) that sees the
+ * request's headers (and, when asked, the response's) and answers with
+ * header mutations or an immediate response, as Envoy's ext_proc filter.
+ * What Arion does not build is refused by name (docs/configuration.md).
+ */
+#define ARN_CFG_EXT_PROC_MD_MAX 29 /* initial_metadata entries (the stream's headers) */
+
+enum arn_cfg_ext_proc_send {
+	ARN_CFG_EXT_PROC_SEND = 0, /* SEND, or DEFAULT for headers */
+	ARN_CFG_EXT_PROC_SKIP,
+};
+
+/* A ProcessingMode of what Arion builds: headers sent or skipped, no
+ * body, no trailers. */
+struct arn_cfg_ext_proc_mode {
+	uint8_t request_headers;  /* enum arn_cfg_ext_proc_send (DEFAULT: SEND) */
+	uint8_t response_headers; /* enum arn_cfg_ext_proc_send (DEFAULT: SEND) */
+};
+
+/* The processor's service: grpc_service.envoy_grpc (the cluster,
+ * :authority, NULL: the cluster's name) and initial_metadata as headers. */
+struct arn_cfg_ext_proc_service {
+	struct arn_cfg_ref cluster;
+	const char *authority;
+	uint32_t authority_len;
+	struct arn_cfg_ext_authz_hdr *md;
+	size_t n_md;
+};
+
+struct arn_cfg_ext_proc {
+	struct arn_cfg_ext_proc_service svc;
+	struct arn_cfg_ext_proc_mode mode;
+	bool failure_mode_allow;
+	bool allow_mode_override;	 /* a processor's mode_override is taken */
+	bool disable_immediate_response; /* an immediate_response is spurious */
+	bool disable_clear_route_cache;	 /* (or route_cache_action RETAIN) */
+	uint32_t message_timeout_ms;	 /* 200 unless set */
+	uint32_t max_message_timeout_ms; /* 0: override_message_timeout ignored */
+	const char *stat_prefix;	 /* http.<prefix>.ext_proc.<it>.*, NULL: none */
+	/* mutation_rules (HeaderMutationRules) */
+	bool allow_envoy, disallow_system, disallow_all, disallow_is_error;
+	/* forward_rules: which request and response headers go to the
+	 * processor (allowed: none means all; disallowed wins) */
+	const struct arn_cfg_str_match *fwd_allow, *fwd_deny;
+	size_t n_fwd_allow, n_fwd_deny;
+};
+
+/* ExtProcPerRoute: disabled, or overrides (processing_mode, grpc_service,
+ * grpc_initial_metadata). */
+struct arn_cfg_ext_proc_route {
+	bool disabled;
+	bool has_mode, has_svc;
+	struct arn_cfg_ext_proc_mode mode;
+	struct arn_cfg_ext_proc_service svc;
+	struct arn_cfg_ext_authz_hdr *md; /* grpc_initial_metadata: added to the service's */
+	size_t n_md;
 };
 
 #endif

@@ -667,6 +667,8 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_CUSTOM_RESPONSE,
 	/* http_filter_cfgs[i]: struct arn_cfg_buffer */
 	ARN_CFG_HF_BUFFER,
+	/* http_filter_cfgs[i]: struct arn_cfg_ext_proc */
+	ARN_CFG_HF_EXT_PROC,
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

@@ -311,6 +311,12 @@ const struct arn_cfg_header_mutation *conv_header_mutation(struct conv *c, struc
 struct arn_cfg_buffer;
 const struct arn_cfg_buffer *conv_buffer(struct conv *c, struct pb p);
 const struct arn_cfg_buffer *conv_buffer_route(struct conv *c, struct pb p, uint8_t *kind);
+/** envoy.filters.http.ext_proc's ExternalProcessor or, @p per_route, an
+ * ExtProcPerRoute converted; NULL only without memory. conv_ext_proc.c */
+struct arn_cfg_ext_proc;
+struct arn_cfg_ext_proc_route;
+const struct arn_cfg_ext_proc *conv_ext_proc(struct conv *c, struct pb p);
+const struct arn_cfg_ext_proc_route *conv_ext_proc_route(struct conv *c, struct pb p);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

@@ -38,6 +38,7 @@
 #include "http_csrf.h"
 #include "http_hm.h"
 #include "http_buffer.h"
+#include "http_ext_proc.h"
 #include "http_oauth2.h"
 #include "http_fault.h"
 #include "http_filter.h"
@@ -1465,7 +1466,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_OAUTH2 ||
 		    h->http_filters[i] == ARN_CFG_HF_HEADER_MUTATION ||
 		    h->http_filters[i] == ARN_CFG_HF_CUSTOM_RESPONSE ||
-		    h->http_filters[i] == ARN_CFG_HF_BUFFER)
+		    h->http_filters[i] == ARN_CFG_HF_BUFFER ||
+		    h->http_filters[i] == ARN_CFG_HF_EXT_PROC)
 			return true;
 	return false;
 }
@@ -1488,6 +1490,8 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 		/* jwt_authn runs again once the keys it waited for came */
 		if (st->res && st->res->jwks_wait && http_jwks_resume_at(st) > from)
 			from = http_jwks_resume_at(st);
+		if (st->ext_proc && http_ext_proc_resume_at(st) > from)
+			from = http_ext_proc_resume_at(st); /* its processor's answer */
 		return l4_filters_run(st, g, rt, req, from);
 	}
 	return false;
@@ -1555,6 +1559,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_OAUTH2:
 		case ARN_CFG_HF_HEADER_MUTATION:
 		case ARN_CFG_HF_BUFFER:
+		case ARN_CFG_HF_EXT_PROC:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1611,6 +1616,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_BUFFER) {
 				if (http_buffer_step(st, i, cfg, matched ? &mt : NULL))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_EXT_PROC) {
+				if (http_ext_proc_step(st, i, cfg, matched ? &mt : NULL))
 					return true;
 			} else {
 				bool first = first_rl;
@@ -1788,6 +1796,7 @@ static void l4_stream_end(struct http_stream *st)
 	http_authz_stream_end(st);
 	http_rls_stream_end(st);
 	http_oauth2_stream_end(st);
+	http_ext_proc_stream_end(st);
 	if (st->res)
 		fault_delay_over(st);
 	if (st->res && st->res->jwks_wait)

@@ -130,6 +130,14 @@ void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 			r->fstats[i] = arn_stats_scope_get_named(
 			    ak ? &arn_stats_api_key_auth_schema : &arn_stats_cred_injector_schema,
 			    fam, NULL, NULL);
+		} else if (h->http_filters[i] == ARN_CFG_HF_EXT_PROC) {
+			/* Envoy: http.<HCM stat_prefix>.ext_proc[.<its stat_prefix>].* */
+			const struct arn_cfg_ext_proc *f = cfg;
+			snprintf(fam, sizeof(fam), "http.%s.ext_proc%s%s",
+				 h->stat_prefix ? h->stat_prefix : "", f->stat_prefix ? "." : "",
+				 f->stat_prefix ? f->stat_prefix : "");
+			r->fstats[i] =
+			    arn_stats_scope_get_named(&arn_stats_ext_proc_schema, fam, NULL, NULL);
 		}
 	}
 }

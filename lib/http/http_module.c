@@ -38,6 +38,7 @@
 #include "http_rls.h"
 #include "http_jwks.h"
 #include "http_oauth2.h"
+#include "http_ext_proc.h"
 #include "http_conn.h"
 #include "http_filter.h"
 #include "http_drain.h"
@@ -200,6 +201,7 @@ static void worker_free(struct http_worker *w)
 	http_jwks_worker_fini(w);
 	http_rls_worker_fini(w);
 	http_oauth2_worker_fini(w);
+	http_ext_proc_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
 	free(w->trl_mem);
@@ -295,6 +297,11 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	}
 	if (http_rls_worker_init(w) != 0) { /* the ratelimit filter's call contexts */
 		ARN_ERR(HTTP, "worker %u: out of memory for the ratelimit calls", idx);
+		worker_free(w);
+		return -ENOMEM;
+	}
+	if (http_ext_proc_worker_init(w) != 0) { /* the ext_proc filter's streams */
+		ARN_ERR(HTTP, "worker %u: out of memory for the ext_proc streams", idx);
 		worker_free(w);
 		return -ENOMEM;
 	}

@@ -345,6 +345,9 @@ struct http_stream {
 	/* the oauth2 filter's token exchange: 1 + its index in its worker's
 	 * pool (http_oauth2.c), 0 none (in the hole after grpc_web) */
 	uint16_t oauth2;
+	/* the ext_proc filter's stream: 1 + its index in its worker's pool
+	 * (http_ext_proc.c), 0 none */
+	uint16_t ext_proc;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
 	const char *request_id;

@@ -282,6 +282,14 @@ enum arn_cred_injector_stat {
  * (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_api_key_auth_schema;
 extern struct arn_stats_schema arn_stats_cred_injector_schema;
+enum arn_ext_proc_stat {
+#define ARN_STAT(kind, name, help) ARN_EXT_PROC_##name,
+#include "envoy_ext_proc_stats.def"
+#undef ARN_STAT
+	ARN_EXT_PROC__COUNT
+};
+/* http.<prefix>.ext_proc[.<its stat_prefix>].* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_ext_proc_schema;
 
 /**
  * The code-class stat for HTTP @p status, given the schema's 1xx stat

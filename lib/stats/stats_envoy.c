@@ -180,3 +180,9 @@ struct arn_stats_schema arn_stats_api_key_auth_schema =
     ARN_STATS_SCHEMA("api_key_auth", api_key_auth_defs);
 struct arn_stats_schema arn_stats_cred_injector_schema =
     ARN_STATS_SCHEMA("credential_injector", cred_injector_defs);
+static const struct arn_stat_def ext_proc_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_ext_proc_stats.def"
+#undef ARN_STAT
+};
+struct arn_stats_schema arn_stats_ext_proc_schema = ARN_STATS_SCHEMA("ext_proc", ext_proc_defs);

@@ -107,6 +107,8 @@ extern const struct CMUnitTest toolset_tests[];
 extern const size_t n_toolset_tests;
 extern const struct CMUnitTest conv_apikey_tests[];
 extern const size_t n_conv_apikey_tests;
+extern const struct CMUnitTest conv_ext_proc_tests[];
+extern const size_t n_conv_ext_proc_tests;
 extern const struct CMUnitTest dns_tests[];
 extern const size_t n_dns_tests;
 extern const struct CMUnitTest conv_cresp_tests[];

@@ -299,6 +299,8 @@ int main(void)
 	fails += _cmocka_run_group_tests("toolset", toolset_tests, n_toolset_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("conv_apikey", conv_apikey_tests, n_conv_apikey_tests,
 					 NULL, NULL);
+	fails += _cmocka_run_group_tests("conv_ext_proc", conv_ext_proc_tests,
+					 n_conv_ext_proc_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("dns", dns_tests, n_dns_tests, NULL, NULL);
 	fails +=
 	    _cmocka_run_group_tests("conv_cresp", conv_cresp_tests, n_conv_cresp_tests, NULL, NULL);

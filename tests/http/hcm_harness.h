@@ -46,6 +46,7 @@
 #include "http_authz.h"
 #include "http_rls.h"
 #include "http_oauth2.h"
+#include "http_ext_proc.h"
 #include "http_int.h"
 #include "http_shadow.h"
 #include "http_upstream.h"
@@ -756,6 +757,7 @@ static inline void hh_check_nothing_left(void)
 	CHECK(http_authz_in_use(w) == 0, "%u ext_authz checks in use", http_authz_in_use(w));
 	CHECK(http_rls_in_use(w) == 0, "%u ratelimit calls in use", http_rls_in_use(w));
 	CHECK(http_oauth2_in_use(w) == 0, "%u oauth2 exchanges in use", http_oauth2_in_use(w));
+	CHECK(http_ext_proc_in_use(w) == 0, "%u ext_proc streams in use", http_ext_proc_in_use(w));
 	for (uint32_t i = 0; i < w->pools_cap; i++) {
 		struct http_pool *p = &w->pools[i];
 		if (!p->used)

@@ -18,6 +18,8 @@
 #include "tjwt.h" /* before the harness, whose macros OpenSSL's headers would meet */
 
 #include "hcm_harness.h"
+#include "arn_access_log.h"
+#include "arn_stats_envoy.h"
 #include "arn_stats_snapshot.h"
 #include "http_conn.h"
 #include "http_subreq.h"
@@ -77,6 +79,35 @@ static struct http_conn *conn_of(struct http_worker *w, struct peer *p)
 	return NULL;
 }
 
+/* What @p p received: its capture when a test set one (everything),
+ * else its log (the first PEER_LOG bytes). */
+static const char *plog(const struct peer *p, uint32_t *len)
+{
+	*len = p->cap ? p->cap_len : p->log_len;
+	return p->cap ? (const char *)p->cap : p->log;
+}
+
+/* Capture everything @p p receives from now on, after what it has. */
+static uint8_t proc_cap[256 * 1024];
+static void capture(struct peer *p)
+{
+	if (p->cap)
+		return;
+	memcpy(proc_cap, p->log, p->log_len);
+	p->cap = proc_cap;
+	p->cap_len = p->log_len;
+	p->cap_max = sizeof(proc_cap);
+}
+
+static unsigned count_str_peer(const struct peer *p, const char *s)
+{
+	unsigned n = 0;
+	size_t k = strlen(s);
+	for (uint32_t i = 0; p && i + k <= p->log_len; i++)
+		n += memcmp(p->log + i, s, k) == 0;
+	return n;
+}
+
 /* ---- an HTTP/2 peer's frames ----------------------------------------------------------- */
 
 /* What an HTTP/2 upstream peer @p a received (its log: the preface, then
@@ -92,16 +123,16 @@ static struct h2_seen h2_read(const struct peer *a, uint32_t sid, uint8_t *out, 
 			      size_t *n)
 {
 	struct h2_seen s = {0};
-	uint32_t off = 24;
+	uint32_t off = 24, ll;
+	const char *lg = plog(a, &ll);
 	*n = 0;
-	assert_true(a->log_len >= 24 &&
-		    memcmp(a->log, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24) == 0);
-	while (off + 9 <= a->log_len) {
-		const uint8_t *f = (const uint8_t *)a->log + off;
+	assert_true(ll >= 24 && memcmp(lg, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24) == 0);
+	while (off + 9 <= ll) {
+		const uint8_t *f = (const uint8_t *)lg + off;
 		uint32_t len = (uint32_t)f[0] << 16 | (uint32_t)f[1] << 8 | f[2];
 		uint32_t id = (uint32_t)(f[5] & 0x7f) << 24 | (uint32_t)f[6] << 16 |
 			      (uint32_t)f[7] << 8 | f[8];
-		if (off + 9 + len > a->log_len)
+		if (off + 9 + len > ll)
 			break;
 		if (id == sid && f[3] == 1)
 			s.n_headers++;
@@ -430,12 +461,595 @@ static void test_subreq_stream_answered_early(void **state)
 	hh_end();
 }
 
+/* ---- envoy.filters.http.ext_proc ---------------------------------------------------------- */
+
+#define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+
+static void send_str(struct peer *p, const char *s)
+{
+	send_raw(p, s, strlen(s));
+}
+
+/* Listener "dyn" (port 82) whose ext_proc filter "ep" sends the request's
+ * headers to cluster "dyn" (EP_CLUSTER: HTTP/2) with initial_metadata
+ * x-tenant, the response's headers skipped, then the router to "web";
+ * /open has the filter disabled (ExtProcPerRoute). %s: the access log's
+ * path, then more ExternalProcessor fields. */
+/* clang-format off */
+#define EP_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4e\","              \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
+	"{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%% "                          \
+	"%%RESPONSE_CODE_DETAILS%%\\n\"}}}}],"                                                     \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":["                                   \
+	"{\"name\":\"all\",\"domains\":[\"*\"],\"routes\":["                                       \
+	"{\"match\":{\"prefix\":\"/open\"},\"route\":{\"cluster\":\"web\"},"                       \
+	"\"typed_per_filter_config\":{\"ep\":{" AT_("ext_proc.v3.ExtProcPerRoute")                \
+	",\"disabled\":true}}},"                                                                   \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"ep\",\"typed_config\":{" AT_("ext_proc.v3.ExternalProcessor") \
+	",\"grpc_service\":{\"envoy_grpc\":{\"cluster_name\":\"dyn\"},"                            \
+	"\"initial_metadata\":[{\"key\":\"x-tenant\",\"value\":\"t1\"}]},"                        \
+	"\"processing_mode\":{\"response_header_mode\":\"SKIP\"}%s}},"                             \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+static uint64_t ep_stat(unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_ext_proc_schema, "http.l4e.ext_proc", NULL, NULL);
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+static void log_take(const char *path, char *log, size_t cap)
+{
+	arn_access_log_drain();
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, cap - 1, f);
+	fclose(f);
+	unlink(path);
+	log[n] = 0;
+}
+
+static void ep_begin(const char *path, const char *extra)
+{
+	char json[8192];
+	unlink(path);
+	snprintf(json, sizeof(json), EP_LISTENER, path, extra);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* Protobuf field @p num of wire type 2 with @p len bytes @p d at @p b + *@p at. */
+static void pb_ld(uint8_t *b, size_t *at, unsigned num, const void *d, size_t len)
+{
+	assert_true(len < 16384);
+	b[(*at)++] = (uint8_t)(num << 3 | 2);
+	if (len >= 128)
+		b[(*at)++] = (uint8_t)((len & 0x7f) | 0x80);
+	b[(*at)++] = (uint8_t)(len >= 128 ? len >> 7 : len);
+	memcpy(b + *at, d, len);
+	*at += len;
+}
+
+static void pb_var(uint8_t *b, size_t *at, unsigned num, unsigned v)
+{
+	b[(*at)++] = (uint8_t)(num << 3);
+	assert_true(v < 16384);
+	if (v >= 128)
+		b[(*at)++] = (uint8_t)((v & 0x7f) | 0x80);
+	b[(*at)++] = (uint8_t)(v >= 128 ? v >> 7 : v);
+}
+
+/* A set_headers entry {header {key, raw_value}, append_action (-1:
+ * unset), append BoolValue (-1: unset)} as field 1 of a HeaderMutation. */
+static void set_hdr(uint8_t *mut, size_t *at, const char *k, const char *v, int action, int append)
+{
+	uint8_t hv[256], hvo[300];
+	size_t n = 0, o = 0;
+	pb_ld(hv, &n, 1, k, strlen(k));
+	pb_ld(hv, &n, 3, v, strlen(v));
+	pb_ld(hvo, &o, 1, hv, n);
+	if (append >= 0) {
+		uint8_t bv[2] = {0x08, (uint8_t)append};
+		pb_ld(hvo, &o, 2, bv, 2);
+	}
+	if (action >= 0)
+		pb_var(hvo, &o, 3, (unsigned)action);
+	pb_ld(mut, at, 1, hvo, o);
+}
+
+/* The processor answers on @p sid (its SETTINGS first when @p first): a
+ * 200 head, the message @p msg (@p n bytes, NULL: none). */
+static void ep_answer(struct peer *a, bool first, uint32_t sid, const uint8_t *msg, size_t n)
+{
+	uint8_t b[4096];
+	size_t k = 0;
+	if (first)
+		k += h2_settings(b, 0);
+	k += h2_grpc_head(b + k, sid);
+	if (msg) {
+		uint8_t fr[2048];
+		assert_true(n + 5 <= sizeof(fr));
+		size_t fl = grpc_frame(fr, msg, n);
+		k += h2_data(b + k, sid, fr, fl, false);
+	}
+	send_raw(a, b, k);
+}
+
+/* Client 0 sends @p req: @return the processor's peer (its message on
+ * stream *@p sid in @p m, *@p mn bytes), NULL if none got anything. */
+static struct peer *ep_request(const char *req, uint8_t *m, size_t cap, size_t *mn, uint32_t *sid,
+			       struct peer *known)
+{
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), req);
+	struct peer *a = known ? known : upstream_that_got(rx0);
+	if (!a || a->rx == rx0[a - peers])
+		return NULL;
+	a->sent_head = true;
+	capture(a);
+	/* the last stream that has a HEADERS frame */
+	uint32_t off = 24, last = 0, ll;
+	const char *lg = plog(a, &ll);
+	while (off + 9 <= ll) {
+		const uint8_t *f = (const uint8_t *)lg + off;
+		uint32_t len = (uint32_t)f[0] << 16 | (uint32_t)f[1] << 8 | f[2];
+		uint32_t id = (uint32_t)(f[5] & 0x7f) << 24 | (uint32_t)f[6] << 16 |
+			      (uint32_t)f[7] << 8 | f[8];
+		if (f[3] == 1)
+			last = id;
+		off += 9 + len;
+	}
+	*sid = last;
+	struct h2_seen s = h2_read(a, last, m, cap, mn);
+	assert_int_equal(s.n_headers, 1);
+	assert_false(s.end_stream); /* the stream stays open for the next messages */
+	return a;
+}
+
+/* A HeaderValue {key @p k, raw_value @p v} is in ProcessingRequest @p m. */
+static bool has_hv(const uint8_t *m, size_t n, const char *k, const char *v)
+{
+	uint8_t e[256];
+	size_t el = 0;
+	pb_ld(e, &el, 1, k, strlen(k));
+	pb_ld(e, &el, 3, v, strlen(v));
+	return memmem(m, n, e, el) != NULL;
+}
+
+static void client_since(uint32_t mark, char *out, size_t cap)
+{
+	struct peer *c = hh_client(0);
+	size_t n = c->log_len - mark < cap - 1 ? c->log_len - mark : cap - 1;
+	memcpy(out, c->log + mark, n);
+	out[n] = 0;
+}
+
+/*
+ * envoy.filters.http.ext_proc, the request's headers, as Envoy's filter:
+ * one gRPC stream (ExternalProcessor/Process, initial_metadata as
+ * headers) whose ProcessingRequest carries the pseudo-headers and fields
+ * as a HeaderMap of raw_values (Host as :authority) and end_of_stream for
+ * a request without body; the request waits for the answer. Its
+ * header_mutation rides on the request upstream: OVERWRITE_IF_EXISTS_OR_ADD,
+ * the deprecated append adding a line, the default replacing, a removal;
+ * Host and x-envoy-* are refused by the default mutation rules (counted,
+ * skipped). An immediate_response answers the client (status, header,
+ * body, details with its spaces as '_'); a trailers-only UNAVAILABLE
+ * answers 500 ext_proc_error_gRPC_error_14; an invalid value 500 with
+ * Envoy's message; a message that does not decode 500 gRPC_error_13
+ * (malformed); no answer within message_timeout 504
+ * ext_proc_error_per-message_timeout_exceeded; the filter disabled on the
+ * route (ExtProcPerRoute) opens no stream. Counted as Envoy's.
+ * Fails before: the listener is refused (the filter's type is unknown).
+ */
+static void test_ext_proc_request_headers(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t m[2048], msg[1024], mut[1024], b[1024];
+	size_t mn, n, k;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep.%d.log", (int)getpid());
+	ep_begin(path, "");
+	uint64_t started0 = ep_stat(ARN_EXT_PROC_streams_started),
+		 sent0 = ep_stat(ARN_EXT_PROC_stream_msgs_sent),
+		 recv0 = ep_stat(ARN_EXT_PROC_stream_msgs_received),
+		 rej0 = ep_stat(ARN_EXT_PROC_rejected_header_mutations),
+		 failed0 = ep_stat(ARN_EXT_PROC_streams_failed),
+		 to0 = ep_stat(ARN_EXT_PROC_message_timeouts),
+		 mal0 = ep_stat(ARN_EXT_PROC_malformed);
+	/* 1. mutations */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a = ep_request("GET /x?q=1 HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-Drop: d\r\n"
+				    "X-Keep: k\r\n\r\n",
+				    m, sizeof(m), &mn, &sid, NULL);
+	assert_non_null(a);
+	assert_int_equal(sid, 1);
+	assert_true(mn > 5 && m[0] == 0 && (size_t)(m[3] << 8 | m[4]) == mn - 5);
+	if (!has_hv(m, mn, ":authority", "a") || !has_hv(m, mn, ":path", "/x?q=1") ||
+	    !has_hv(m, mn, ":method", "GET") || !has_hv(m, mn, ":scheme", "http") ||
+	    !has_hv(m, mn, "x-a", "1") || !has_hv(m, mn, "x-drop", "d") ||
+	    has_hv(m, mn, "host", "a") || !memmem(m, mn, "\x18\x01", 2))
+		fail_msg("the ProcessingRequest (%zu bytes) lacks what it should carry", mn);
+	assert_int_equal(m[5], 2 << 3 | 2);	       /* request_headers */
+	assert_int_equal(hh_client(0)->log_len, mark); /* the request waits */
+	n = 0;
+	set_hdr(mut, &n, "x-user", "alice", 2, -1); /* OVERWRITE_IF_EXISTS_OR_ADD */
+	set_hdr(mut, &n, "x-a", "2", -1, 1);	    /* append: true, a line */
+	set_hdr(mut, &n, "X-Keep", "k2", -1, -1);   /* nothing: the value replaces */
+	set_hdr(mut, &n, "host", "evil", 2, -1);    /* a routing header: ignored */
+	set_hdr(mut, &n, "x-envoy-x", "1", 2, -1);  /* x-envoy-*: ignored */
+	pb_ld(mut, &n, 2, "x-drop", 6);		    /* remove_headers */
+	size_t cn = 0, hn = 0;
+	uint8_t common[1024], hr[1100];
+	pb_ld(common, &cn, 2, mut, n); /* header_mutation */
+	pb_ld(hr, &hn, 1, common, cn); /* HeadersResponse.response */
+	k = 0;
+	pb_ld(msg, &k, 1, hr, hn); /* request_headers */
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	ep_answer(a, true, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_ptr_not_equal(u, a);
+	size_t ul = u->rx - rx0[u - peers];
+	memcpy(r, u->log + u->log_len - ul, ul);
+	r[ul] = 0;
+	if (!strstr(r, "GET /x?q=1 HTTP/1.1\r\n") || !strstr(r, "x-user: alice\r\n") ||
+	    !strstr(r, "X-A: 1\r\n") || !strstr(r, "x-a: 2\r\n") || strstr(r, "X-Drop") ||
+	    !strstr(r, "k2\r\n") || strstr(r, "X-Keep: k\r\n") || strstr(r, "evil") ||
+	    strstr(r, "x-envoy-x") || !strstr(r, "Host: a\r\n"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_rejected_header_mutations) - rej0, 2);
+	/* the stream ended with the request: reset */
+	const uint8_t rst1[] = {0, 0, 4, 3, 0, 0, 0, 0, 1};
+	uint32_t ll;
+	const char *lg = plog(a, &ll);
+	assert_non_null(memmem(lg, ll, rst1, 9));
+
+	/* 2. an immediate response */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /deny HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	assert_int_equal(sid, 3);
+	n = 0;
+	set_hdr(mut, &n, "x-why", "no", 2, -1);
+	uint8_t imm[512], st[8];
+	size_t il = 0, sl = 0;
+	pb_var(st, &sl, 1, 403);
+	pb_ld(imm, &il, 1, st, sl);
+	pb_ld(imm, &il, 2, mut, n);
+	pb_ld(imm, &il, 3, "denied", 6);
+	pb_ld(imm, &il, 5, "my details", 10);
+	k = 0;
+	pb_ld(msg, &k, 7, imm, il);
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	assert_null(upstream_that_got(rx0));
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n") || !strstr(r, "x-why: no\r\n") ||
+	    !strstr(r, "\r\n\r\ndenied"))
+		fail_msg("the client got: %s", r);
+
+	/* 3. a trailers-only UNAVAILABLE */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /e HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	uint8_t h[48] = {0x88, 0x0f, 0x10, 16};
+	memcpy(h + 4, "application/grpc", 16);
+	memcpy(h + 20,
+	       "\x00\x0bgrpc-status\x02"
+	       "14",
+	       16);
+	k = hh_h2_frame_hdr(b, 36, 1, 0x5, sid);
+	memcpy(b + k, h, 36);
+	send_raw(a, b, k + 36);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
+		fail_msg("the client got: %s", r);
+
+	/* 4. an invalid value: Envoy's message as details */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /v HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	n = 0;
+	set_hdr(mut, &n, "x-bad", "a\nb", 2, -1);
+	cn = hn = k = 0;
+	pb_ld(common, &cn, 2, mut, n);
+	pb_ld(hr, &hn, 1, common, cn);
+	pb_ld(msg, &k, 1, hr, hn);
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	assert_null(upstream_that_got(rx0));
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
+		fail_msg("the client got: %s", r);
+
+	/* 5. a message that does not decode (a length past its end) */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /m HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	ep_answer(a, false, sid, (const uint8_t *)"\x0a\x7f\x12", 3);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
+		fail_msg("the client got: %s", r);
+
+	/* 6. the filter disabled on the route: no stream */
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /open HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_ptr_not_equal(u, a);
+	send_str(u, OK5);
+
+	/* 7. no answer within message_timeout (200 ms) */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	hh_advance(150);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	hh_advance(100);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 504 Gateway Timeout\r\n"))
+		fail_msg("the client got: %s", r);
+
+	assert_int_equal(ep_stat(ARN_EXT_PROC_streams_started) - started0, 6);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_sent) - sent0, 6);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_received) - recv0, 3);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_rejected_header_mutations) - rej0, 3);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_streams_failed) - failed0, 2);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_malformed) - mal0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_message_timeouts) - to0, 1);
+	hh_end();
+	char log[2048];
+	log_take(path, log, sizeof(log));
+	if (!strstr(log, "200 via_upstream\n") || !strstr(log, "403 my_details\n") ||
+	    !strstr(log, "500 ext_proc_error_gRPC_error_14\n") ||
+	    !strstr(log, "500 Invalid_character_in_set_headers_mutation.\n") ||
+	    !strstr(log, "500 ext_proc_error_gRPC_error_13\n") ||
+	    !strstr(log, "504 ext_proc_error_per-message_timeout_exceeded\n"))
+		fail_msg("the access log: %s", log);
+}
+
+/* failure_mode_allow: a stream that fails (connection refused: no
+ * processor listening... here a trailers-only INTERNAL) and one whose
+ * answer is late let the request on unprocessed, counted in
+ * failure_mode_allowed; a processor that closes the stream with OK before
+ * answering lets it on too (streams_closed, as Envoy's onGrpcClose); an
+ * answer out of turn (response_headers) is spurious and lets it on. */
+static void test_ext_proc_failure_mode_allow(void **state)
+{
+	(void)state;
+	char path[64], r[2048];
+	uint8_t m[2048], msg[64], b[256];
+	size_t mn, k;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep2.%d.log", (int)getpid());
+	ep_begin(path, ",\"failure_mode_allow\":true");
+	uint64_t fma0 = ep_stat(ARN_EXT_PROC_failure_mode_allowed),
+		 closed0 = ep_stat(ARN_EXT_PROC_streams_closed),
+		 spur0 = ep_stat(ARN_EXT_PROC_spurious_msgs_received);
+	/* a trailers-only INTERNAL */
+	struct peer *a =
+	    ep_request("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, NULL);
+	assert_non_null(a);
+	uint8_t h[48] = {0x88, 0x0f, 0x10, 16};
+	memcpy(h + 4, "application/grpc", 16);
+	memcpy(h + 20,
+	       "\x00\x0bgrpc-status\x02"
+	       "13",
+	       16);
+	k = h2_settings(b, 0);
+	k += hh_h2_frame_hdr(b + k, 36, 1, 0x5, sid);
+	memcpy(b + k, h, 36);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_raw(a, b, k + 36);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	/* late */
+	assert_ptr_equal(
+	    ep_request("GET /2 HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	snapshot(rx0);
+	hh_advance(250);
+	rx0[a - peers] = a->rx;
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	/* closed with OK before an answer */
+	assert_ptr_equal(
+	    ep_request("GET /3 HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	memcpy(h + 20,
+	       "\x00\x0bgrpc-status\x01"
+	       "0",
+	       15);
+	k = hh_h2_frame_hdr(b, 35, 1, 0x5, sid);
+	memcpy(b + k, h, 35);
+	snapshot(rx0);
+	send_raw(a, b, k + 35);
+	rx0[a - peers] = a->rx;
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	/* out of turn: response_headers while the request's are awaited */
+	assert_ptr_equal(
+	    ep_request("GET /4 HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	size_t ml = 0;
+	pb_ld(msg, &ml, 2, "", 0);
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, ml);
+	rx0[a - peers] = a->rx;
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	assert_int_equal(count_str_peer(hh_client(0), "HTTP/1.1 200 OK"), 4);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_failure_mode_allowed) - fma0, 2);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_streams_closed) - closed0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_spurious_msgs_received) - spur0, 1);
+	(void)r;
+	hh_end();
+	unlink(path);
+}
+
+/* mutation_rules with disallow_is_error: a mutation the rules refuse
+ * (x-envoy-*, without allow_envoy) fails the request with Envoy's
+ * message as details; disallow_system leaves no pseudo-header to set.
+ * override_message_timeout within max_message_timeout restarts the wait
+ * with its value (received), past it is ignored; the immediate response
+ * disabled (disable_immediate_response) is spurious and lets the request
+ * on. */
+static void test_ext_proc_rules_and_timeouts(void **state)
+{
+	(void)state;
+	char path[64], r[2048];
+	uint8_t m[2048], msg[512], mut[512], common[600], hr[700];
+	size_t mn, n, cn, hn, k;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep4.%d.log", (int)getpid());
+	ep_begin(path, ",\"mutation_rules\":{\"disallow_is_error\":true},"
+		       "\"max_message_timeout\":\"1s\",\"disable_immediate_response\":true");
+	uint64_t rec0 = ep_stat(ARN_EXT_PROC_override_message_timeout_received),
+		 ign0 = ep_stat(ARN_EXT_PROC_override_message_timeout_ignored),
+		 spur0 = ep_stat(ARN_EXT_PROC_spurious_msgs_received);
+	/* x-envoy-* refused as an error */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a =
+	    ep_request("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, NULL);
+	assert_non_null(a);
+	n = cn = hn = k = 0;
+	set_hdr(mut, &n, "x-envoy-a", "1", 2, -1);
+	pb_ld(common, &cn, 2, mut, n);
+	pb_ld(hr, &hn, 1, common, cn);
+	pb_ld(msg, &k, 1, hr, hn);
+	ep_answer(a, true, sid, msg, k);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
+		fail_msg("the client got: %s", r);
+	/* the wait extended to 600 ms (within 1 s), then 5 s ignored */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /2 HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	uint8_t d[8];
+	size_t dl = 0;
+	k = 0;
+	d[dl++] = 0x08; /* seconds: 0 */
+	d[dl++] = 0;
+	d[dl++] = 0x10; /* nanos: 600000000 */
+	d[dl++] = 0x80;
+	d[dl++] = 0x8c;
+	d[dl++] = 0x8d;
+	d[dl++] = 0x9e;
+	d[dl++] = 0x02;
+	pb_ld(msg, &k, 10, d, dl);
+	ep_answer(a, false, sid, msg, k);
+	hh_advance(400); /* past the 200 ms it started with */
+	assert_int_equal(hh_client(0)->log_len, mark);
+	k = 0;
+	pb_ld(msg, &k, 10, "\x08\x05", 2); /* 5 s: past max_message_timeout */
+	uint8_t b[256];
+	size_t fl = grpc_frame(b, msg, k);
+	uint8_t fr[300];
+	size_t frl = h2_data(fr, sid, b, fl, false);
+	send_raw(a, fr, frl);
+	hh_advance(300); /* 600 ms from the override: over */
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 504 Gateway Timeout\r\n"))
+		fail_msg("the client got: %s", r);
+	/* an immediate response, disabled: spurious, the request goes on */
+	assert_ptr_equal(
+	    ep_request("GET /3 HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	uint8_t imm[64], st[8];
+	size_t il = 0, sl = 0;
+	pb_var(st, &sl, 1, 403);
+	pb_ld(imm, &il, 1, st, sl);
+	k = 0;
+	pb_ld(msg, &k, 7, imm, il);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_override_message_timeout_received) - rec0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_override_message_timeout_ignored) - ign0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_spurious_msgs_received) - spur0, 1);
+	hh_end();
+	char log[1024];
+	log_take(path, log, sizeof(log));
+	if (!strstr(log, "500 Invalid_attempt_to_modify_x-envoy-a\n") ||
+	    !strstr(log, "504 ext_proc_error_per-message_timeout_exceeded\n") ||
+	    !strstr(log, "200 via_upstream\n"))
+		fail_msg("the access log: %s", log);
+}
+
+/* The client goes away while its headers wait for the processor: the
+ * gRPC stream is reset, its context and buffer go back (hh_end: nothing
+ * left), the late answer is nobody's. */
+static void test_ext_proc_client_gone(void **state)
+{
+	(void)state;
+	char path[64];
+	uint8_t m[2048], msg[64];
+	size_t mn;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep3.%d.log", (int)getpid());
+	ep_begin(path, "");
+	struct peer *a =
+	    ep_request("GET /x HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, NULL);
+	assert_non_null(a);
+	hh_reset(hh_client(0));
+	hh_settle();
+	hh_advance(10);						       /* the worker's TX flush */
+	const uint8_t rst[] = {0, 0, 4, 3, 0, 0, 0, 0, 1, 0, 0, 0, 8}; /* CANCEL */
+	uint32_t ll;
+	const char *lg = plog(a, &ll);
+	assert_non_null(memmem(lg, ll, rst, sizeof(rst)));
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	size_t ml = 0, hl = 0;
+	uint8_t hr[8];
+	pb_ld(hr, &hl, 1, "", 0);
+	pb_ld(msg, &ml, 1, hr, hl);
+	ep_answer(a, true, sid, msg, ml);
+	hh_end();
+	unlink(path);
+}
+
 int main(void)
 {
 	hh_init(false);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_subreq_stream),
 	    cmocka_unit_test(test_subreq_stream_answered_early),
+	    cmocka_unit_test(test_ext_proc_request_headers),
+	    cmocka_unit_test(test_ext_proc_failure_mode_allow),
+	    cmocka_unit_test(test_ext_proc_rules_and_timeouts),
+	    cmocka_unit_test(test_ext_proc_client_gone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

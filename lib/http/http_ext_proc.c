@@ -1,0 +1,913 @@
+/*
+ * envoy.filters.http.ext_proc (http_ext_proc.h): the stream, the request
+ * headers' exchange and what the answer does, as Envoy's ext_proc filter
+ * (main of 2025: ext_proc.cc onReceiveMessage, onGrpcError, onGrpcClose,
+ * onMessageTimeout, sendImmediateResponse; processor_state.cc
+ * handleHeadersResponse; mutation_utils.cc applyHeaderMutations; the
+ * mutation rules' Checker).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "arn_config.h"
+#include "arn_log.h"
+#include "http_ctxpool.h"
+#include "http_ext_proc.h"
+#include "http_ext_proc_grpc.h"
+#include "http_filter.h"
+#include "http_int.h"
+#include "http_local.h"
+#include "http_req_kept.h"
+#include "http_stream.h"
+#include "http_subreq.h"
+#include "http_worker.h"
+
+_Static_assert(HTTP_EXT_PROC_REQ + HTTP_EXT_PROC_ANS <= HTTP_BIG_SCRATCH,
+	       "a stream's message and answer share one large scratch buffer");
+
+enum ep_state {
+	EP_WAIT_REQ_HEADERS = 0, /* the request's headers sent, their answer awaited */
+	EP_DONE,		 /* processing complete: the stream is ignored */
+};
+
+struct http_ext_proc {
+	struct http_subreq sr;
+	struct http_stream *st;
+	struct http_ext_proc *next; /* the worker's free list */
+	const struct arn_cfg_ext_proc *cfg;
+	uint8_t idx; /* the filter's index in the HCM's chain */
+	uint8_t state;
+	bool overflow;	     /* an answer or what it asks did not fit */
+	bool bad_ct;	     /* the answer's content-type is not application/grpc */
+	bool head_seen;	     /* the answer's head came */
+	bool holds_reply;    /* big holds an immediate response being written */
+	uint16_t status;     /* the answer's HTTP status */
+	int32_t grpc_status; /* -1: none yet */
+	char *big;	     /* the worker's large scratch, while an exchange runs */
+	struct http_grpc_rd rd;
+	struct http_timer timer; /* message_timeout */
+	uint32_t timeout_ms;
+	uint32_t used; /* of buf */
+	unsigned n_up;
+	struct http_subreq_header h[HTTP_SUBREQ_MAX_HDRS];
+	struct arn_h1_edit up[2 * HTTP_EXT_PROC_GRPC_HDRS];
+	char buf[HTTP_EXT_PROC_BUF];
+};
+
+static struct http_ctxpool pools[ARN_STATS_MAX_WORKERS];
+_Static_assert(HTTP_EXT_PROC_N < UINT16_MAX, "st->ext_proc holds 1 + a context's index");
+
+int http_ext_proc_worker_init(struct http_worker *w)
+{
+	if (w->idx >= ARN_STATS_MAX_WORKERS)
+		return 0; /* (no pool: every stream fails to start, counted) */
+	return http_ctxpool_init(&pools[w->idx], HTTP_EXT_PROC_N, sizeof(struct http_ext_proc),
+				 offsetof(struct http_ext_proc, next));
+}
+
+void http_ext_proc_worker_fini(struct http_worker *w)
+{
+	if (w->idx >= ARN_STATS_MAX_WORKERS)
+		return;
+	http_ctxpool_fini(&pools[w->idx]);
+}
+
+unsigned http_ext_proc_in_use(const struct http_worker *w)
+{
+	return w->idx < ARN_STATS_MAX_WORKERS ? pools[w->idx].in_use : 0;
+}
+
+static struct http_ext_proc *ep_at(const struct http_stream *st)
+{
+	unsigned w = st->hc->w->idx;
+	return w < ARN_STATS_MAX_WORKERS ? http_ctxpool_at(&pools[w], st->ext_proc) : NULL;
+}
+
+static void ep_timeout(struct http_timer *t);
+
+static struct http_ext_proc *ep_get(struct http_worker *w)
+{
+	struct http_ext_proc *a =
+	    w->idx < ARN_STATS_MAX_WORKERS ? http_ctxpool_get(&pools[w->idx]) : NULL;
+	if (!a)
+		return NULL;
+	a->state = EP_WAIT_REQ_HEADERS;
+	a->overflow = a->bad_ct = a->head_seen = a->holds_reply = false;
+	a->status = 0;
+	a->grpc_status = -1;
+	a->big = NULL;
+	a->used = 0;
+	a->n_up = 0;
+	a->sr.running = false;
+	memset(&a->timer, 0, sizeof(a->timer));
+	a->timer.fn = ep_timeout;
+	return a;
+}
+
+static void ep_big_put(struct http_worker *w, struct http_ext_proc *a)
+{
+	if (a->big)
+		http_big_put(w, a->big);
+	a->big = NULL;
+	a->holds_reply = false;
+}
+
+static void ep_put(struct http_worker *w, struct http_ext_proc *a)
+{
+	http_timer_cancel(&a->timer);
+	ep_big_put(w, a);
+	a->st = NULL;
+	http_ctxpool_put(&pools[w->idx], a);
+}
+
+static void ep_count(struct http_stream *st, size_t i, unsigned id)
+{
+	struct http_hcm_rt *r = st->hc->hrt;
+	struct arn_stats_scope *sc = r && i < HTTP_MAX_FILTER_STATS ? r->fstats[i] : NULL;
+	if (sc)
+		arn_stats_inc(sc, st->hc->w->slot, id);
+}
+
+#define EP_INC(a, id) ep_count((a)->st, (a)->idx, ARN_EXT_PROC_##id)
+
+static char *ep_room(struct http_ext_proc *a, size_t n)
+{
+	if (n > HTTP_EXT_PROC_BUF - a->used) {
+		a->overflow = true;
+		return NULL;
+	}
+	char *p = a->buf + a->used;
+	a->used += (uint32_t)n;
+	return p;
+}
+
+static bool name_is(const char *n, size_t len, const char *s)
+{
+	return len == strlen(s) && strncasecmp(n, s, len) == 0;
+}
+
+/* ---- the mutation rules (Envoy's Checker) --------------------------------------------------- */
+
+enum ck_op { CK_SET = 0, CK_APPEND, CK_REMOVE };
+enum ck_result { CK_OK = 0, CK_IGNORE, CK_FAIL };
+
+static bool tchar(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* Envoy's headerNameIsValid: a token, or ':' and a token. */
+static bool name_valid(const char *n, size_t len)
+{
+	size_t i = len && n[0] == ':' ? 1 : 0;
+	if (i == len || len > 256)
+		return false;
+	for (; i < len; i++)
+		if (!tchar(n[i]))
+			return false;
+	return true;
+}
+
+static bool value_valid(const char *v, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (v[i] == '\r' || v[i] == '\n' || v[i] == 0)
+			return false;
+	return true;
+}
+
+/* The Checker of @p f on operation @p op of header @p n (lower case),
+ * value @p v: its isAllowed and isValidValue. allow_all_routing,
+ * allow_expression and disallow_expression are refused by the
+ * configuration. */
+static int checker(const struct arn_cfg_ext_proc *f, int op, const char *n, size_t len,
+		   const char *v, size_t vl)
+{
+	bool ok = true;
+	if (op == CK_REMOVE && (n[0] == ':' || name_is(n, len, "host")))
+		ok = false; /* never removed: host and the pseudo-headers */
+	else if (f->disallow_all)
+		ok = false;
+	else if (name_is(n, len, "host") || name_is(n, len, ":authority") ||
+		 name_is(n, len, ":method") || name_is(n, len, ":scheme"))
+		ok = false; /* the routing headers (allow_all_routing) */
+	else if (n[0] == ':' && (op == CK_APPEND || f->disallow_system))
+		ok = false;
+	else if (!f->allow_envoy && len >= 7 && strncasecmp(n, "x-envoy", 7) == 0)
+		ok = false;
+	if (ok && op != CK_REMOVE && name_is(n, len, ":status")) {
+		unsigned s = 0;
+		bool num = vl > 0 && vl <= 9;
+		for (size_t i = 0; num && i < vl; i++) {
+			num = v[i] >= '0' && v[i] <= '9';
+			s = s * 10 + (unsigned)(v[i] - '0');
+		}
+		ok = num && s >= 200;
+	}
+	if (ok)
+		return CK_OK;
+	return f->disallow_is_error ? CK_FAIL : CK_IGNORE;
+}
+
+/* What frames the message or the connection: Arion never lets a
+ * processor change it (Envoy's codec would frame the message anew;
+ * Arion's edits keep the client's framing). */
+static bool framing(const char *n, size_t len)
+{
+	static const char *const never[] = {
+	    "content-length", "transfer-encoding", "connection",
+	    "keep-alive",     "proxy-connection",  "te",
+	    "trailer",	      "upgrade",
+	};
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		if (name_is(n, len, never[i]))
+			return true;
+	return false;
+}
+
+/* The edit of a set_headers entry (Envoy's applyHeaderMutations: with
+ * append_action set, it; else the deprecated append, false by default:
+ * the value replaces the header's). -1: an unknown append_action. */
+static int set_op(const struct http_ext_proc_set *s, int *check_op)
+{
+	*check_op = CK_SET;
+	switch (s->action) {
+	case 0:
+		if (s->append && s->append_value) {
+			*check_op = CK_APPEND;
+			return ARN_H1_EDIT_ADD;
+		}
+		return ARN_H1_EDIT_SET;
+	case 1: /* ADD_IF_ABSENT */
+		return ARN_H1_EDIT_ADD_IF_ABSENT;
+	case 2: /* OVERWRITE_IF_EXISTS_OR_ADD */
+		return ARN_H1_EDIT_SET;
+	case 3: /* OVERWRITE_IF_EXISTS */
+		return ARN_H1_EDIT_SET_IF_PRESENT;
+	default:
+		return -1;
+	}
+}
+
+/* "@p what <name>" in the context's buffer (Envoy's message), or NULL
+ * without room (the overflow is noted). */
+static const char *named(struct http_ext_proc *a, const char *what, const char *n, size_t len)
+{
+	size_t wl = strlen(what);
+	char *p = ep_room(a, wl + len + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, what, wl);
+	memcpy(p + wl, n, len);
+	p[wl + len] = 0;
+	return p;
+}
+
+/* A copy of name @p n lower-cased, in the context's buffer. */
+static char *lower_copy(struct http_ext_proc *a, const char *n, size_t len)
+{
+	char *p = ep_room(a, len);
+	for (size_t i = 0; p && i < len; i++)
+		p[i] = (char)(n[i] >= 'A' && n[i] <= 'Z' ? n[i] + 32 : n[i]);
+	return p;
+}
+
+/*
+ * The HeaderMutation @p m into @p e (at most @p cap, *@p n of them), the
+ * strings copied into the context (@p reply: on a local reply, where no
+ * pseudo-header is taken). @return NULL, or what went wrong as Envoy's
+ * message says it (the request then fails with it as details); an
+ * IGNORE is counted in rejected_header_mutations and skipped.
+ */
+static const char *mutate(struct http_ext_proc *a, const struct http_ext_proc_mut *m,
+			  struct arn_h1_edit *e, unsigned *n, unsigned cap, bool reply)
+{
+	const struct arn_cfg_ext_proc *f = a->cfg;
+	for (unsigned i = 0; i < m->n_rm; i++) {
+		const char *rn = m->rm[i].name;
+		uint32_t rl = m->rm[i].name_len;
+		if (!name_valid(rn, rl)) {
+			EP_INC(a, rejected_header_mutations);
+			return "Invalid character in remove_headers mutation.";
+		}
+		char *ln = lower_copy(a, rn, rl);
+		if (!ln)
+			return NULL; /* (a->overflow) */
+		int r = checker(f, CK_REMOVE, ln, rl, NULL, 0);
+		if (r == CK_FAIL) {
+			EP_INC(a, rejected_header_mutations);
+			return named(a, "Invalid attempt to remove ", ln, rl);
+		}
+		if (r == CK_IGNORE || framing(ln, rl)) {
+			EP_INC(a, rejected_header_mutations);
+			continue;
+		}
+		if (*n >= cap) {
+			a->overflow = true;
+			return NULL;
+		}
+		e[(*n)++] = (struct arn_h1_edit){
+		    .name = ln, .name_len = (uint16_t)rl, .op = ARN_H1_EDIT_REMOVE};
+	}
+	for (unsigned i = 0; i < m->n_set; i++) {
+		const struct http_ext_proc_set *s = &m->set[i];
+		if (!s->has_header)
+			continue;
+		if (s->both_values) {
+			EP_INC(a, rejected_header_mutations);
+			return "Only one of value or raw_value in the HeaderValue message should "
+			       "be "
+			       "set.";
+		}
+		if (!name_valid(s->name, s->name_len) || !value_valid(s->value, s->value_len)) {
+			EP_INC(a, rejected_header_mutations);
+			return "Invalid character in set_headers mutation.";
+		}
+		int cop;
+		int op = set_op(s, &cop);
+		if (op < 0)
+			return named(a, "Invalid append_action value ", s->name, s->name_len);
+		char *ln = lower_copy(a, s->name, s->name_len);
+		if (!ln)
+			return NULL;
+		int r = checker(f, cop, ln, s->name_len, s->value, s->value_len);
+		if (r == CK_FAIL) {
+			EP_INC(a, rejected_header_mutations);
+			return named(a, "Invalid attempt to modify ", ln, s->name_len);
+		}
+		if (r == CK_IGNORE || framing(ln, s->name_len) || (reply && ln[0] == ':')) {
+			EP_INC(a, rejected_header_mutations);
+			continue;
+		}
+		if (ln[0] == ':')
+			/* :path (or another pseudo-header Envoy's rules let
+			 * through): Arion edits header fields, not the
+			 * request line */
+			return "Arion does not rewrite the request's pseudo-headers";
+		char *v = s->value_len ? ep_room(a, s->value_len) : (char *)"";
+		if (!v)
+			return NULL;
+		if (s->value_len)
+			memcpy(v, s->value, s->value_len);
+		if (*n >= cap) {
+			a->overflow = true;
+			return NULL;
+		}
+		e[(*n)++] = (struct arn_h1_edit){.name = ln,
+						 .name_len = (uint16_t)s->name_len,
+						 .value = v,
+						 .value_len = s->value_len,
+						 .op = (uint8_t)op};
+	}
+	return NULL;
+}
+
+/* ---- outcomes --------------------------------------------------------------------------------
+ */
+
+static void ep_resume(struct http_ext_proc *a)
+{
+	a->st->hc->ops->resume_head(a->st, &http_l4_filter_ops);
+}
+
+static bool ep_orphan(const struct http_ext_proc *a)
+{
+	return !a->st || (a->st->state & HTTP_S_LOCAL) || ep_at(a->st) != a;
+}
+
+/* Processing is over (Envoy's processing_complete_): nothing more is
+ * read of the stream, its timer stops, the exchange's buffer goes back
+ * unless a reply is written from it. */
+static void ep_complete(struct http_ext_proc *a)
+{
+	a->state = EP_DONE;
+	http_timer_cancel(&a->timer);
+	if (!a->holds_reply)
+		ep_big_put(a->st->hc->w, a);
+}
+
+/* Envoy's closeStream on an answer that ends processing otherwise than
+ * by letting the request on: the gRPC stream is reset now (nothing when
+ * it is over already). Safe inside the stream's own callbacks: it reads
+ * no more once it returns. */
+static void ep_close(struct http_ext_proc *a)
+{
+	http_subreq_cancel(&a->sr);
+}
+
+/* Envoy's details: what the answer said, its spaces as '_'
+ * (StringUtil::replaceAllEmptySpace), in the context's buffer. */
+static const char *details_copy(struct http_ext_proc *a, const char *d, size_t len)
+{
+	char *p = ep_room(a, len + 1);
+	if (!p)
+		return "ext_proc_error";
+	for (size_t i = 0; i < len; i++)
+		p[i] = d[i] == ' ' || d[i] == '\t' || d[i] == '\r' || d[i] == '\n' ? '_' : d[i];
+	p[len] = 0;
+	return p;
+}
+
+/* A local reply for the client, then the connection goes on (the
+ * request does not: HTTP_S_LOCAL). */
+static void ep_reply(struct http_ext_proc *a, unsigned status, const char *body, size_t blen,
+		     const char *details, const struct arn_h1_edit *e, unsigned n)
+{
+	http_local_reply(a->st, status, body, blen, 0, details, e, n);
+}
+
+/* The stream failed with gRPC status @p code (Envoy's onGrpcError): the
+ * request goes on with failure_mode_allow, else 500
+ * ext_proc_error_gRPC_error_<code>. @return true when it answered. */
+static bool ep_error(struct http_ext_proc *a, int code, const char *why)
+{
+	ARN_DEBUG(HTTP, "ext_proc: stream failed: %s", why);
+	EP_INC(a, streams_failed);
+	if (a->overflow)
+		EP_INC(a, overflow);
+	ep_complete(a);
+	ep_close(a);
+	if (a->cfg->failure_mode_allow) {
+		EP_INC(a, failure_mode_allowed);
+		return false;
+	}
+	char d[40];
+	snprintf(d, sizeof(d), "ext_proc_error_gRPC_error_%d", code);
+	ep_reply(a, 500, NULL, 0, details_copy(a, d, strlen(d)), NULL, 0);
+	return true;
+}
+
+/* An answer past Arion's bounds or asking what it does not do: 500 with
+ * @p details, as Envoy's failed mutations (not failure_mode_allow: the
+ * processor answered). */
+static void ep_fail_request(struct http_ext_proc *a, const char *details)
+{
+	ep_complete(a);
+	ep_close(a);
+	ep_reply(a, 500, NULL, 0, details_copy(a, details, strlen(details)), NULL, 0);
+}
+
+/* The answer to the request's headers (Envoy's handleHeadersResponse).
+ * @return true when it answered the client. */
+static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
+{
+	struct http_stream *st = a->st;
+	const struct arn_cfg_ext_proc *f = a->cfg;
+	EP_INC(a, stream_msgs_received);
+	if (r->status == 1 && r->has_body_mutation) {
+		/* CONTINUE_AND_REPLACE with a body: no body is replaced here */
+		EP_INC(a, overflow);
+		ep_fail_request(a, "ext_proc_error_body_mutation_unsupported");
+		return true;
+	}
+	unsigned n = 0;
+	const char *bad = mutate(a, &r->mut, a->up, &n, 2 * HTTP_EXT_PROC_GRPC_HDRS, false);
+	if (bad || a->overflow) {
+		if (a->overflow)
+			EP_INC(a, overflow);
+		ep_fail_request(a, bad ? bad : "ext_proc_error_mutations_past_arion_bounds");
+		return true;
+	}
+	if (r->clear_route_cache) {
+		/* Envoy re-routes on the mutated headers (DEFAULT); Arion
+		 * routed the request on its own (RETAIN's outcome) */
+		if (f->disable_clear_route_cache)
+			EP_INC(a, clear_route_cache_disabled);
+		else
+			EP_INC(a, clear_route_cache_ignored);
+	}
+	a->n_up = n;
+	ep_complete(a);
+	if (n && http_req_edits_keep(st, a->up, n) < 0) {
+		/* never the request upstream without them (issue 12) */
+		HTTP_INC(st->hc, rq_edit_overflow);
+		ep_reply(a, 500, NULL, 0, "header_edits_overflow", NULL, 0);
+		return true;
+	}
+	return false;
+}
+
+/* An immediate_response (Envoy's sendImmediateResponse): its status
+ * (200 unless one of 200 and above), body, headers (the mutation rules
+ * checked; failures skip them, as Envoy logs them), grpc-status and
+ * details. The body and details stay in the exchange's buffer until the
+ * stream ends. */
+static void ep_immediate(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
+{
+	EP_INC(a, stream_msgs_received);
+	struct arn_h1_edit e[HTTP_EXT_PROC_GRPC_HDRS + 1];
+	unsigned n = 0;
+	const char *bad = mutate(a, &r->mut, e, &n, HTTP_EXT_PROC_GRPC_HDRS, true);
+	if (bad || a->overflow) {
+		ARN_DEBUG(HTTP, "ext_proc: immediate response mutations failed: %s",
+			  bad ? bad : "past Arion's bounds");
+		a->overflow = false;
+	}
+	/* only the edits before the failure (Envoy's applies in order) */
+	char gs[12];
+	if (r->has_grpc_status && http_is_grpc(a->st)) {
+		int gl = snprintf(gs, sizeof(gs), "%u", r->grpc_status);
+		char *g = ep_room(a, (size_t)gl);
+		if (g) {
+			memcpy(g, gs, (size_t)gl);
+			e[n++] = (struct arn_h1_edit){.name = "grpc-status",
+						      .name_len = 11,
+						      .value = g,
+						      .value_len = (uint32_t)gl,
+						      .op = ARN_H1_EDIT_SET};
+		}
+	}
+	unsigned status = r->http_status >= 200 && r->http_status <= 599 ? r->http_status : 200;
+	const char *details = details_copy(a, r->details, r->details_len);
+	a->holds_reply = true; /* the body points into it */
+	ep_complete(a);
+	ep_close(a);
+	ep_reply(a, status, r->body, r->body_len, details, e, n);
+}
+
+/* One whole ProcessingResponse (@p msg, @p len bytes) while the request's
+ * headers wait (Envoy's onReceiveMessage). @return true when the request
+ * was let on or answered (processing is over). */
+static bool ep_message(struct http_ext_proc *a, const uint8_t *msg, size_t len, bool *answered)
+{
+	const struct arn_cfg_ext_proc *f = a->cfg;
+	struct http_ext_proc_resp r;
+	*answered = false;
+	int rc = http_ext_proc_decode(msg, len, &r);
+	if (rc != 0) {
+		/* Envoy's gRPC client resets a stream whose message does not
+		 * parse: Internal */
+		if (rc == -E2BIG)
+			a->overflow = true;
+		else
+			EP_INC(a, malformed);
+		*answered = ep_error(a, 13, "malformed ProcessingResponse");
+		return true;
+	}
+	if (r.has_timeout_override) {
+		/* Envoy's onNewTimeout: within max_message_timeout, the
+		 * timer restarts with it; the message is nothing else */
+		if (f->max_message_timeout_ms && r.timeout_ms >= 1 &&
+		    r.timeout_ms <= f->max_message_timeout_ms) {
+			EP_INC(a, override_message_timeout_received);
+			http_timer_cancel(&a->timer);
+			http_timer_arm(a->st->hc->w, &a->timer, r.timeout_ms);
+		} else {
+			EP_INC(a, override_message_timeout_ignored);
+		}
+		return false;
+	}
+	/* mode_override: allow_mode_override is refused by the
+	 * configuration, so it is ignored, as Envoy's without it */
+	if (r.kind == HTTP_EXT_PROC_REQUEST_HEADERS) {
+		*answered = ep_headers_answer(a, &r);
+		return true;
+	}
+	if (r.kind == HTTP_EXT_PROC_IMMEDIATE && !f->disable_immediate_response) {
+		ep_immediate(a, &r);
+		*answered = true;
+		return true;
+	}
+	/* out of turn, or an immediate response disabled: spurious, the
+	 * stream ignored from now on and the request let on */
+	EP_INC(a, spurious_msgs_received);
+	ep_complete(a);
+	ep_close(a);
+	return true;
+}
+
+/* ---- the stream's callbacks ------------------------------------------------------------------
+ */
+
+static void ep_grpc_status(struct http_ext_proc *a, const struct arn_h1_header *h, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!name_is(h[i].name, h[i].name_len, "grpc-status"))
+			continue;
+		int32_t v = 0;
+		bool ok = h[i].value_len > 0 && h[i].value_len <= 3;
+		for (unsigned k = 0; ok && k < h[i].value_len; k++) {
+			char c = h[i].value[k];
+			ok = c >= '0' && c <= '9';
+			v = v * 10 + (c - '0');
+		}
+		a->grpc_status = ok ? v : 2; /* unparsable: UNKNOWN */
+	}
+}
+
+static void epg_head(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
+	a->status = m->status;
+	a->head_seen = true;
+	bool ct = false;
+	for (unsigned i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		if (name_is(h->name, h->name_len, "content-type"))
+			ct = h->value_len >= 16 &&
+			     strncasecmp(h->value, "application/grpc", 16) == 0;
+	}
+	a->bad_ct = !ct;
+	ep_grpc_status(a, m->hdrs, m->n_hdrs); /* a trailers-only answer */
+}
+
+/* Let the request on, or not, after a decision taken in a callback. */
+static void ep_after(struct http_ext_proc *a, bool answered)
+{
+	struct http_conn *hc = a->st->hc;
+	if (!answered && !(a->st->state & HTTP_S_LOCAL))
+		ep_resume(a);
+	http_conn_run(hc);
+}
+
+static void epg_body(struct http_subreq *sr, const char *data, size_t len)
+{
+	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
+	if (ep_orphan(a) || a->state == EP_DONE)
+		return; /* processing is over: the rest is ignored, as Envoy's */
+	if (a->status != 200 || a->bad_ct)
+		return; /* not a gRPC answer: its end says so */
+	while (len && a->state != EP_DONE) {
+		bool done;
+		long k = http_grpc_rd_take(&a->rd, data, len, &done);
+		if (k < 0) {
+			if (k == -E2BIG)
+				a->overflow = true;
+			else
+				EP_INC(a, malformed);
+			ep_after(a, ep_error(a, 13,
+					     k == -E2BIG ? "answer past Arion's bound"
+							 : "compressed answer"));
+			return;
+		}
+		data += k;
+		len -= (size_t)k;
+		if (!done)
+			continue;
+		bool answered;
+		uint8_t *msg = (uint8_t *)a->rd.buf + 5;
+		uint32_t ml = http_grpc_rd_len(&a->rd);
+		http_grpc_rd_next(&a->rd);
+		if (ep_message(a, msg, ml, &answered)) {
+			ep_after(a, answered);
+			return;
+		}
+	}
+}
+
+static void epg_trailers(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
+	ep_grpc_status(a, m->trailers, m->n_trailers);
+}
+
+/* An HTTP status as a gRPC status (gRPC's http-grpc-status-mapping,
+ * Envoy's Grpc::Utility::httpToGrpcStatus). */
+static int http_to_grpc_status(unsigned s)
+{
+	switch (s) {
+	case 400:
+		return 13; /* INTERNAL */
+	case 401:
+		return 16; /* UNAUTHENTICATED */
+	case 403:
+		return 7; /* PERMISSION_DENIED */
+	case 404:
+		return 12; /* UNIMPLEMENTED */
+	case 429:
+	case 502:
+	case 503:
+	case 504:
+		return 14; /* UNAVAILABLE */
+	default:
+		return 2; /* UNKNOWN */
+	}
+}
+
+/* The processor ended the stream (Envoy's onRemoteClose). */
+static void epg_end(struct http_subreq *sr)
+{
+	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
+	if (ep_orphan(a))
+		return;
+	int code = a->status != 200	? http_to_grpc_status(a->status)
+		   : a->bad_ct		? 2
+		   : a->grpc_status < 0 ? 2
+					: a->grpc_status;
+	if (a->state == EP_DONE) {
+		/* after processing: counted, nothing else changes */
+		if (code == 0)
+			EP_INC(a, streams_closed);
+		else
+			EP_INC(a, streams_failed);
+		return;
+	}
+	if (code == 0) {
+		/* onGrpcClose: the request goes on, unprocessed */
+		EP_INC(a, streams_closed);
+		ep_complete(a);
+		ep_after(a, false);
+		return;
+	}
+	ep_after(a, ep_error(a, code, "grpc-status not OK"));
+}
+
+static void epg_failed(struct http_subreq *sr, const char *why)
+{
+	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
+	if (ep_orphan(a))
+		return;
+	if (a->state == EP_DONE) {
+		EP_INC(a, streams_failed);
+		return;
+	}
+	ep_after(a, ep_error(a, 14, why)); /* UNAVAILABLE, as Envoy's client */
+}
+
+static const struct http_subreq_ops epg_ops = {
+    .on_head = epg_head,
+    .on_body = epg_body,
+    .on_trailers = epg_trailers,
+    .on_end = epg_end,
+    .on_failed = epg_failed,
+};
+
+/* No answer within message_timeout (Envoy's onMessageTimeout). */
+static void ep_timeout(struct http_timer *t)
+{
+	struct http_ext_proc *a = OWNER(t, struct http_ext_proc, timer);
+	if (ep_orphan(a) || a->state == EP_DONE)
+		return;
+	EP_INC(a, message_timeouts);
+	ep_complete(a);
+	ep_close(a);
+	if (a->cfg->failure_mode_allow) {
+		EP_INC(a, failure_mode_allowed);
+		ep_after(a, false);
+		return;
+	}
+	/* ext_proc_timeout_error (Envoy's default): 504 */
+	ep_reply(a, 504, NULL, 0, "ext_proc_error_per-message_timeout_exceeded", NULL, 0);
+	ep_after(a, true);
+}
+
+/* ---- the stream ------------------------------------------------------------------------------
+ */
+
+#define EP_PATH "/envoy.service.ext_proc.v3.ExternalProcessor/Process"
+
+/* Does header @p n go to the processor (forward_rules: allowed, none
+ * meaning all, and not disallowed; Envoy's headerCanBeForwarded)? */
+static bool ep_forwards(const struct arn_cfg_ext_proc *f, const char *n, size_t len)
+{
+	char low[256];
+	if (len > sizeof(low))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		low[i] = (char)(n[i] >= 'A' && n[i] <= 'Z' ? n[i] + 32 : n[i]);
+	for (size_t i = 0; i < f->n_fwd_deny; i++)
+		if (arn_cfg_str_match(&f->fwd_deny[i], low, len))
+			return false;
+	if (!f->n_fwd_allow)
+		return true;
+	for (size_t i = 0; i < f->n_fwd_allow; i++)
+		if (arn_cfg_str_match(&f->fwd_allow[i], low, len))
+			return true;
+	return false;
+}
+
+/* The request's headers as Envoy's header map has them: the
+ * pseudo-headers, then its fields (Host as :authority), each line an
+ * entry; encoded at the start of a->big. @return its length, or -E2BIG. */
+static long ep_request_headers(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	const struct arn_cfg_ext_proc *f = a->cfg;
+	const struct arn_h1_msg *m = &st->req.m;
+	struct http_ext_proc_hdr h[4 + HTTP_MAX_HDRS];
+	unsigned n = 0;
+	const char *scheme = st->hc->tls ? "https" : "http";
+	struct http_ext_proc_hdr ps[4] = {
+	    {":authority", st->auth, 10, st->auth_len},
+	    {":path", m->path.p, 5, (uint32_t)m->path.len},
+	    {":method", m->method_name.p, 7, (uint32_t)m->method_name.len},
+	    {":scheme", scheme, 7, (uint32_t)strlen(scheme)},
+	};
+	for (unsigned i = 0; i < 4; i++)
+		if (ep_forwards(f, ps[i].name, ps[i].name_len))
+			h[n++] = ps[i];
+	for (unsigned i = 0; i < m->n_hdrs && n < 4 + HTTP_MAX_HDRS; i++) {
+		const struct arn_h1_header *x = &m->hdrs[i];
+		if (name_is(x->name, x->name_len, "host") || !ep_forwards(f, x->name, x->name_len))
+			continue;
+		h[n++] = (struct http_ext_proc_hdr){x->name, x->value, (uint32_t)x->name_len,
+						    (uint32_t)x->value_len};
+	}
+	bool eos = !http_msg_has_body(m);
+	return http_ext_proc_encode_headers(false, h, n, eos, (uint8_t *)a->big, HTTP_EXT_PROC_REQ);
+}
+
+/* The stream could not start: as a failed stream. @return true when
+ * it answered the client. */
+static bool ep_fail_now(struct http_ext_proc *a, const char *why)
+{
+	return ep_error(a, 14, why);
+}
+
+bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_proc *f,
+			const struct arn_cfg_route_match *mt)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	if (st->ext_proc)
+		return false; /* its processor let it on: the walk goes on past it */
+	const struct arn_cfg_hcm *h = hc->hcm;
+	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	const struct arn_cfg_ext_proc_route *pr =
+	    mt && name ? arn_cfg_per_filter_find(mt->vhost, mt->route, name, strlen(name),
+						 ARN_CFG_PF_EXT_PROC)
+		       : NULL;
+	if (pr && pr->disabled)
+		return false;
+	const struct arn_cfg_ext_proc_mode *mode = pr && pr->has_mode ? &pr->mode : &f->mode;
+	if (mode->request_headers == ARN_CFG_EXT_PROC_SKIP)
+		return false; /* nothing to send: no stream (Envoy opens it on its first message) */
+	const struct arn_cfg_ext_proc_service *svc = pr && pr->has_svc ? &pr->svc : &f->svc;
+	struct http_ext_proc *a = ep_get(w);
+	if (!a) {
+		/* no context: the stream cannot start, as a failure */
+		ep_count(st, i, ARN_EXT_PROC_streams_failed);
+		ep_count(st, i, ARN_EXT_PROC_overflow);
+		if (f->failure_mode_allow) {
+			ep_count(st, i, ARN_EXT_PROC_failure_mode_allowed);
+			return false;
+		}
+		http_local_reply(st, 500, NULL, 0, 0, "ext_proc_error_gRPC_error_14", NULL, 0);
+		return true;
+	}
+	a->st = st;
+	a->cfg = f;
+	a->idx = (uint8_t)i;
+	st->ext_proc = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
+	a->big = http_big_get(w);
+	if (!a->big) {
+		a->overflow = true;
+		return ep_fail_now(a, "no buffer");
+	}
+	a->rd = (struct http_grpc_rd){.buf = (uint8_t *)a->big + HTTP_EXT_PROC_REQ,
+				      .cap = HTTP_EXT_PROC_ANS};
+	long ml = ep_request_headers(a);
+	if (ml < 0) {
+		a->overflow = true;
+		return ep_fail_now(a, "request headers past Arion's bound");
+	}
+	unsigned n = 0;
+	a->h[n++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
+	a->h[n++] = (struct http_subreq_header){"te", "trailers", 2, 8};
+	for (size_t k = 0; k < svc->n_md && n < HTTP_SUBREQ_MAX_HDRS; k++)
+		a->h[n++] = (struct http_subreq_header){svc->md[k].name, svc->md[k].value,
+							svc->md[k].name_len, svc->md[k].value_len};
+	for (size_t k = 0; pr && k < pr->n_md && n < HTTP_SUBREQ_MAX_HDRS; k++)
+		a->h[n++] = (struct http_subreq_header){pr->md[k].name, pr->md[k].value,
+							pr->md[k].name_len, pr->md[k].value_len};
+	memset(&a->sr, 0, sizeof(a->sr));
+	a->sr.stream = true;
+	a->sr.host = svc->authority ? svc->authority : svc->cluster.name;
+	a->sr.host_len = svc->authority ? svc->authority_len : svc->cluster.len;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	int rc = http_subreq_start(&a->sr, hc, g, &svc->cluster, EP_PATH, sizeof(EP_PATH) - 1, a->h,
+				   n, a->big, (size_t)ml, 0, &epg_ops, a);
+	if (rc != 0) {
+		if (rc == -EBUSY)
+			a->overflow = true;
+		return ep_fail_now(a, rc == -EHOSTUNREACH ? "no healthy upstream"
+				      : rc == -ENOENT	  ? "no cluster"
+							  : "could not start");
+	}
+	ep_count(st, i, ARN_EXT_PROC_streams_started);
+	ep_count(st, i, ARN_EXT_PROC_stream_msgs_sent);
+	if (f->message_timeout_ms)
+		http_timer_arm(w, &a->timer, f->message_timeout_ms);
+	return true; /* the answer resumes it (epg_body, epg_end, epg_failed, ep_timeout) */
+}
+
+size_t http_ext_proc_resume_at(const struct http_stream *st)
+{
+	const struct http_ext_proc *a = st->ext_proc ? ep_at(st) : NULL;
+	return a ? (size_t)a->idx + 1 : 0;
+}
+
+void http_ext_proc_stream_end(struct http_stream *st)
+{
+	if (!st->ext_proc)
+		return;
+	struct http_ext_proc *a = ep_at(st);
+	st->ext_proc = 0;
+	if (!a)
+		return;
+	http_subreq_cancel(&a->sr); /* (nothing when it is over) */
+	ep_put(st->hc->w, a);
+}
