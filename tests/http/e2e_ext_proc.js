@@ -1,0 +1,111 @@
+// The external processor of tests/http/e2e_ext_proc.sh: a @grpc/grpc-js
+// server of envoy.service.ext_proc.v3.ExternalProcessor with Envoy's own
+// .protos (the copy under @grpc/grpc-js-xds/deps), so what Arion's
+// hand-made ProcessingRequest carries is read by another implementation,
+// and what it answers is encoded by one.
+//
+//   node e2e_ext_proc.js ADDR PORT LOG
+//
+// (and on PORT + 1 an HTTP upstream that answers "got <x-user> <x-drop>"
+// with the request's x-a lines)
+//
+// Each ProcessingRequest (as JSON, with :authority and x-tenant) is a line
+// of LOG. On a request's headers: a :path under /deny gets an
+// immediate_response (403, x-why: denied, a body, details "policy says
+// no"); under /fail the stream ends UNAVAILABLE; else a CONTINUE with
+// x-user: alice set (OVERWRITE_IF_EXISTS_OR_ADD), x-a: 2 added (the
+// deprecated append), x-drop removed, and host: evil (refused by Arion's
+// mutation rules, as Envoy's).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const nm = path.join(__dirname, '../xds/peer/node_modules');
+const grpc = require(path.join(nm, '@grpc/grpc-js'));
+const pl = require(path.join(nm, '@grpc/proto-loader'));
+const deps = path.join(nm, '@grpc/grpc-js-xds/deps');
+
+const def = pl.loadSync('envoy/service/ext_proc/v3/external_processor.proto', {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  bytes: String,
+  defaults: false,
+  oneofs: true,
+  includeDirs: ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) =>
+    path.join(deps, d)),
+});
+const svc = grpc.loadPackageDefinition(def).envoy.service.ext_proc.v3.ExternalProcessor.service;
+const [addr, port, log] = process.argv.slice(2);
+
+function hv(k, v) {
+  return { key: k, raw_value: Buffer.from(v) };
+}
+
+function process_(call) {
+  const md = call.metadata.get('x-tenant');
+  call.on('data', (req) => {
+    const hs = {};
+    for (const h of (req.request_headers && req.request_headers.headers &&
+      req.request_headers.headers.headers) || [])
+      hs[h.key] = (hs[h.key] ? hs[h.key] + ',' : '') +
+        Buffer.from(h.raw_value || '', 'base64').toString();
+    fs.appendFileSync(log, JSON.stringify({
+      kind: req.request,
+      headers: hs,
+      eos: !!(req.request_headers && req.request_headers.end_of_stream),
+      tenant: md.length ? String(md[0]) : null,
+    }) + '\n');
+    const p = hs[':path'] || '';
+    if (p.startsWith('/fail')) {
+      call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'down' });
+      return;
+    }
+    if (p.startsWith('/deny')) {
+      call.write({
+        immediate_response: {
+          status: { code: 'Forbidden' },
+          headers: { set_headers: [{ header: hv('x-why', 'denied'),
+            append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' }] },
+          body: Buffer.from('denied by processor\n'),
+          details: 'policy says no',
+        },
+      });
+      return;
+    }
+    call.write({
+      request_headers: {
+        response: {
+          header_mutation: {
+            set_headers: [
+              { header: hv('x-user', 'alice'), append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' },
+              { header: hv('x-a', '2'), append: { value: true } },
+              { header: hv('host', 'evil'), append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' },
+            ],
+            remove_headers: ['x-drop'],
+          },
+        },
+      },
+    });
+  });
+  call.on('end', () => call.end());
+  call.on('error', () => {});
+}
+
+require('http')
+  .createServer((q, r) => {
+    const a = q.rawHeaders.filter((_, i, l) => i % 2 === 1 && /^x-a$/i.test(l[i - 1]));
+    r.end('got ' + (q.headers['x-user'] || '-') + ' ' + (q.headers['x-drop'] || '-') + ' ' +
+      a.join('|') + ' ' + q.headers.host + '\n');
+  })
+  .listen(Number(port) + 1, addr);
+
+const s = new grpc.Server();
+s.addService(svc, { Process: process_ });
+s.bindAsync(`${addr}:${port}`, grpc.ServerCredentials.createInsecure(), (err) => {
+  if (err) {
+    console.error(err);
+    process.exit(1);
+  }
+  if (s.start) s.start();
+  console.log('listening');
+});

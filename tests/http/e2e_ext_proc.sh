@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# External processing end to end: curl through Arion's
+# envoy.filters.http.ext_proc whose grpc_service (envoy_grpc) is a
+# @grpc/grpc-js ExternalProcessor reading Envoy's own .protos
+# (e2e_ext_proc.js): what the processor received (request_headers with
+# the pseudo-headers and the client's fields, end_of_stream, the
+# initial_metadata) is what Envoy sends; its header mutations reach the
+# upstream (x-user set, x-a appended, x-drop removed; host refused by the
+# mutation rules); its immediate response answers the client (403, its
+# header, body and details); a stream that fails answers 500
+# ext_proc_error_gRPC_error_14; the filter disabled on a route opens no
+# stream; an HTTP/2 client likewise; the counters say so.
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool curl node || exit 77
+[ -d "$ARION_SRC/tests/xds/peer/node_modules/@grpc/proto-loader" ] || {
+	echo "tests/xds/peer/node_modules missing (scripts/setup-deps --test)"
+	exit 77
+}
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-epg
+http_e2e_topo || exit 1
+log="$TOPO_DIR/calls.log"
+: >"$log"
+chmod 666 "$log"
+chmod 755 "$TOPO_DIR"
+topo_bg proc ip netns exec "$uns" node "$ARION_SRC/tests/http/e2e_ext_proc.js" "$ub" 8081 "$log"
+for i in $(seq 100); do
+	ip netns exec "$uns" bash -c "exec 3<>/dev/tcp/$ub/8081" 2>/dev/null && break
+	sleep 0.1
+done
+grep -v '^#' "$ARION_SRC/tests/http/e2e_ext_proc.yaml" >"$TOPO_DIR/body.yaml"
+http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
+expect() { if [[ "$2" =~ $3 ]]; then ok "$1"; else bad "$1: got '$2', wanted /$3/"; fi; }
+hdr() { tr -d '\r' <"$1" | grep -i "^$2:" | head -1; }
+
+h="$TOPO_DIR/h"
+body=$(cc -D "$h" -H "X-A: 1" -H "X-Drop: d" -H "X-User: mallory" "http://$us/echo/1?q=1")
+expect "mutated: x-user set, x-drop removed, x-a appended, host kept" "$body" \
+	"^got alice - 1[|]2 $us$"
+expect "mutated: 200" "$(head -1 "$h" | tr -d '\r')" "^HTTP/1.1 200"
+c=$(head -1 "$log")
+expect "message: request_headers" "$c" '"kind":"request_headers"'
+expect "message: :path" "$c" '":path":"/echo/1\?q=1"'
+expect "message: :method" "$c" '":method":"GET"'
+expect "message: :authority (the client's Host)" "$c" "\":authority\":\"$us\""
+expect "message: :scheme" "$c" '":scheme":"http"'
+expect "message: the client's field, lower-cased" "$c" '"x-drop":"d"'
+expect "message: end_of_stream (no body)" "$c" '"eos":true'
+expect "message: initial_metadata" "$c" '"tenant":"t1"'
+[[ "$c" == *'"host"'* ]] && bad "message: host sent as a field" || ok "message: no host field"
+body=$(cc -D "$h" "http://$us/deny/x")
+expect "immediate response: 403" "$(head -1 "$h" | tr -d '\r')" "^HTTP/1.1 403"
+expect "immediate response: its header" "$(hdr "$h" x-why)" "x-why: denied"
+expect "immediate response: its body" "$body" "^denied by processor$"
+body=$(cc -D "$h" -X POST -d 'abc' "http://$us/echo/post")
+expect "a request with a body: through" "$body" "^got alice - 2 "
+c=$(sed -n 3p "$log")
+expect "message: end_of_stream false with a body" "$c" '"eos":false'
+cc -D "$h" "http://$us/fail/x" >/dev/null
+expect "a failed stream: 500" "$(head -1 "$h" | tr -d '\r')" "^HTTP/1.1 500"
+expect "disabled on the route: no stream, through" "$(cc "http://$us/open/x")" "^got - - "
+body=$(cc --http2-prior-knowledge -D "$h" "http://$us/echo/h2")
+expect "an HTTP/2 client: mutated" "$body" "^got alice - 2 "
+expect "streams the processor received" "$(wc -l <"$log")" "^5$"
+expect "streams_started" "$(stat http.ep.ext_proc.streams_started)" "^5$"
+expect "stream_msgs_received" "$(stat http.ep.ext_proc.stream_msgs_received)" "^4$"
+expect "streams_failed" "$(stat http.ep.ext_proc.streams_failed)" "^1$"
+expect "rejected_header_mutations (host, 3 times)" \
+	"$(stat http.ep.ext_proc.rejected_header_mutations)" "^3$"
+expect "the streams went over HTTP/2" "$(stat cluster.proc.upstream_cx_http2_total)" "^[1-9]"
+topo_arion_stop || bad "arion exit code $?"
+http_e2e_finish
