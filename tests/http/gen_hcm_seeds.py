@@ -309,6 +309,31 @@ seeds["dyn_buffer"] = (Seed().time(0).open(0, 82).open(1, 82)
                        .time(5).op(CFIN, 2).time(5).open(3, 82)
                        .csend(3, "POST /buf HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc")
                        .time(5).op(CRST, 3).time(5))
+# the "dyn" listener's ext_proc (on for /ep only, Envoy Gateway's shape;
+# its processor on cluster "two", here over HTTP/1.1): a ProcessingResponse
+# whose request_headers set x-user and remove x-drop, split across two
+# chunks, then the request upstream; an immediate_response (403 with a
+# body; a new processor connection: an HTTP/1.1 stream left before its
+# request ended closes its connection); a processor that never answers
+# (the 0.3 s message_timeout)
+def _pb(num, b):
+    return bytes([num << 3 | 2, len(b)]) + b
+def _grpc(m):
+    return b"\0" + len(m).to_bytes(4, "big") + m
+EP_MUT = _pb(1, _pb(1, _pb(1, b"x-user") + _pb(3, b"alice")) + b"\x18\x02") + _pb(2, b"x-drop")
+EP_CONT = _grpc(_pb(1, _pb(1, _pb(2, EP_MUT))))
+EP_IMM = _grpc(_pb(7, _pb(1, b"\x08\x93\x03") + _pb(3, b"no") + _pb(5, b"a b")))
+EP_HEAD = "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\ntransfer-encoding: chunked\r\n\r\n"
+def _chunk(b):
+    return ("%x\r\n" % len(b)).encode("latin-1") + b + b"\r\n"
+seeds["dyn_ext_proc"] = (Seed().time(0).open(0, 82)
+                         .csend(0, "GET /ep/1 HTTP/1.1\r\nHost: a\r\nx-drop: d\r\n\r\n").time(2)
+                         .usend(0, EP_HEAD.encode("latin-1") + _chunk(EP_CONT[:7]))
+                         .time(1).usend(0, _chunk(EP_CONT[7:])).time(2).usend(1, OK5).time(2)
+                         .csend(0, "GET /ep/2 HTTP/1.1\r\nHost: a\r\n\r\n").time(2)
+                         .usend(2, EP_HEAD.encode("latin-1") + _chunk(EP_IMM)).time(2)
+                         .csend(0, "GET /ep/3 HTTP/1.1\r\nHost: a\r\n\r\n").time(127)
+                         .time(127).time(127).time(5))
 
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit

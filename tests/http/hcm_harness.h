@@ -921,6 +921,15 @@ static inline void hh_trace_run(void)
 #define HH_FILTER_BUF                                                                              \
 	"{\"name\":\"buf\",\"disabled\":true,\"typed_config\":{\"@type\":\"type.googleapis.com/"    \
 	"envoy.extensions.filters.http.buffer.v3.Buffer\",\"max_request_bytes\":1048576}},"
+/* envoy.filters.http.ext_proc "ep" (Envoy Gateway's pattern): disabled,
+ * on for the route /ep (HH_ROUTE_AUTHZ) by its ExtProcPerRoute (one more
+ * metadata header); the request's headers to a processor on cluster
+ * "two", 0.3 s for its answer. */
+#define HH_FILTER_EP                                                                               \
+	"{\"name\":\"ep\",\"disabled\":true,\"typed_config\":{\"@type\":\"type.googleapis.com/"     \
+	"envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor\",\"grpc_service\":{"         \
+	"\"envoy_grpc\":{\"cluster_name\":\"two\"}},\"message_timeout\":\"0.3s\","              \
+	"\"processing_mode\":{\"response_header_mode\":\"SKIP\"}}},"
 /* clang-format on */
 #define HH_LDYN                                                                                    \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
@@ -979,6 +988,7 @@ static inline void hh_trace_run(void)
 	HH_FILTER_AK                                                                               \
 	HH_FILTER_CR                                                                               \
 	HH_FILTER_BUF                                                                              \
+	HH_FILTER_EP                                                                               \
 	"{\"name\":\"envoy.filters.http.router\","                                                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"
@@ -1017,7 +1027,11 @@ static inline void hh_trace_run(void)
 	"{\"retry_on\":\"5xx\",\"num_retries\":1},\"request_mirror_policies\":[{\"cluster\":"    \
 	"\"two\"}]},\"typed_per_filter_config\":{\"buf\":{\"@type\":\"type.googleapis.com/"        \
 	"envoy.extensions.filters.http.buffer.v3.BufferPerRoute\",\"buffer\":{"                    \
-	"\"max_request_bytes\":64}}}}"
+	"\"max_request_bytes\":64}}}},"                                                            \
+	"{\"match\":{\"prefix\":\"/ep\"},\"route\":{\"cluster\":\"dyn\"},"                         \
+	"\"typed_per_filter_config\":{\"ep\":{\"@type\":\"type.googleapis.com/envoy.extensions."    \
+	"filters.http.ext_proc.v3.ExtProcPerRoute\",\"overrides\":{\"grpc_initial_metadata\":"  \
+	"[{\"key\":\"x-ep\",\"value\":\"1\"}]}}}}"
 
 static bool hh_cfg_changed;
 

@@ -1040,6 +1040,49 @@ static void test_ext_proc_client_gone(void **state)
 	unlink(path);
 }
 
+static void no_own(struct hh_rd *r, uint8_t op)
+{
+	(void)r;
+	(void)op;
+}
+
+static uint64_t dyn_stat(unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_ext_proc_schema, "http.dyn.ext_proc", NULL, NULL);
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+/* fuzz_hcm's seed dyn_ext_proc (tests/http/gen_hcm_seeds.py) reaches the
+ * filter the fuzzers' "dyn" listener has (HH_FILTER_EP, on for /ep only)
+ * with its processor over HTTP/1.1 (a chunked streaming POST): a
+ * ProcessingResponse split over two chunks, then the request upstream; an
+ * immediate_response; a processor that never answers (the timeout). The
+ * fuzzer starts from there. Fails before: the seed and the filter are
+ * not there (the "dyn" listener would be refused). */
+static void test_ext_proc_fuzz_seed(void **state)
+{
+	(void)state;
+	FILE *f = fopen("tests/http/corpus/hcm/dyn_ext_proc", "rb");
+	assert_non_null(f);
+	static uint8_t seed[4096];
+	size_t n = fread(seed, 1, sizeof(seed), f);
+	fclose(f);
+	assert_true(n > 1 && n < sizeof(seed));
+	hh_begin(1); /* the scope exists once the listener does */
+	hh_end();
+	uint64_t st0 = dyn_stat(ARN_EXT_PROC_streams_started),
+		 rx0 = dyn_stat(ARN_EXT_PROC_stream_msgs_received),
+		 to0 = dyn_stat(ARN_EXT_PROC_message_timeouts);
+	hh_fuzz_run(seed, n, no_own);
+	assert_int_equal(dyn_stat(ARN_EXT_PROC_streams_started) - st0, 3);
+	assert_int_equal(dyn_stat(ARN_EXT_PROC_stream_msgs_received) - rx0, 2);
+	assert_int_equal(dyn_stat(ARN_EXT_PROC_message_timeouts) - to0, 1);
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -1050,6 +1093,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_failure_mode_allow),
 	    cmocka_unit_test(test_ext_proc_rules_and_timeouts),
 	    cmocka_unit_test(test_ext_proc_client_gone),
+	    cmocka_unit_test(test_ext_proc_fuzz_seed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
