@@ -39,6 +39,11 @@ struct http_ext_proc {
 	const struct arn_cfg_ext_proc *cfg;
 	uint8_t idx; /* the filter's index in the HCM's chain */
 	uint8_t state;
+	/* the stream's context of an ext_proc filter before this one in its
+	 * chain (1 + its index, 0: none): each filter has its own stream,
+	 * all released with the client's stream */
+	uint16_t prev;
+	uint8_t n_override;  /* override_message_timeout taken in this exchange */
 	bool overflow;	     /* an answer or what it asks did not fit */
 	bool bad_ct;	     /* the answer's content-type is not application/grpc */
 	bool head_seen;	     /* the answer's head came */
@@ -100,6 +105,8 @@ static struct http_ext_proc *ep_get(struct http_worker *w)
 	a->big = NULL;
 	a->used = 0;
 	a->n_up = 0;
+	a->prev = 0;
+	a->n_override = 0;
 	a->sr.running = false;
 	memset(&a->timer, 0, sizeof(a->timer));
 	a->timer.fn = ep_timeout;
@@ -373,9 +380,12 @@ static void ep_resume(struct http_ext_proc *a)
 	a->st->hc->ops->resume_head(a->st, &http_l4_filter_ops);
 }
 
+/* Its stream answered already, or it is over: a context keeps its st
+ * until the stream ends (http_ext_proc_stream_end), which stops its
+ * sub-request first, so no callback comes for a context reused. */
 static bool ep_orphan(const struct http_ext_proc *a)
 {
-	return !a->st || (a->st->state & HTTP_S_LOCAL) || ep_at(a->st) != a;
+	return !a->st || (a->st->state & HTTP_S_LOCAL);
 }
 
 /* Processing is over (Envoy's processing_complete_): nothing more is
@@ -389,12 +399,19 @@ static void ep_complete(struct http_ext_proc *a)
 		ep_big_put(a->st->hc->w, a);
 }
 
-/* Envoy's closeStream on an answer that ends processing otherwise than
- * by letting the request on: the gRPC stream is reset now (nothing when
- * it is over already). Safe inside the stream's own callbacks: it reads
- * no more once it returns. */
+/* Processing is over for the stream: it is closed as Envoy's close()
+ * does (END_STREAM, then a reset), nothing when it is over already. Envoy
+ * closes it when processing ends otherwise than by letting the request on,
+ * else when its filter goes; nothing more is ever sent on it in Arion's
+ * build (no response phase), so it is closed once the answer came: a
+ * stream holds its sub-request (a request buffer, an HTTP/2 stream) only
+ * while it waits. Safe inside the stream's own callbacks: it reads no more
+ * once it returns. */
 static void ep_close(struct http_ext_proc *a)
 {
+	if (!a->sr.running)
+		return;
+	(void)http_subreq_send(&a->sr, NULL, 0, true); /* -EAGAIN: the reset goes alone */
 	http_subreq_cancel(&a->sr);
 }
 
@@ -431,6 +448,9 @@ static bool ep_error(struct http_ext_proc *a, int code, const char *why)
 	ep_complete(a);
 	ep_close(a);
 	if (a->cfg->failure_mode_allow) {
+		/* Envoy's onGrpcError: onGrpcClose (streams_closed), then
+		 * failure_mode_allowed */
+		EP_INC(a, streams_closed);
 		EP_INC(a, failure_mode_allowed);
 		return false;
 	}
@@ -481,6 +501,7 @@ static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_pro
 	}
 	a->n_up = n;
 	ep_complete(a);
+	ep_close(a);
 	if (n && http_req_edits_keep(st, a->up, n) < 0) {
 		/* never the request upstream without them (issue 12) */
 		HTTP_INC(st->hc, rq_edit_overflow);
@@ -551,7 +572,9 @@ static bool ep_message(struct http_ext_proc *a, const uint8_t *msg, size_t len, 
 		/* Envoy's onNewTimeout: within max_message_timeout, the
 		 * timer restarts with it; the message is nothing else */
 		if (f->max_message_timeout_ms && r.timeout_ms >= 1 &&
-		    r.timeout_ms <= f->max_message_timeout_ms) {
+		    r.timeout_ms <= f->max_message_timeout_ms &&
+		    a->n_override < HTTP_EXT_PROC_OVERRIDES) {
+			a->n_override++;
 			EP_INC(a, override_message_timeout_received);
 			http_timer_cancel(&a->timer);
 			http_timer_arm(a->st->hc->w, &a->timer, r.timeout_ms);
@@ -822,7 +845,8 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 {
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
-	if (st->ext_proc)
+	const struct http_ext_proc *cur = st->ext_proc ? ep_at(st) : NULL;
+	if (cur && cur->idx >= i)
 		return false; /* its processor let it on: the walk goes on past it */
 	const struct arn_cfg_hcm *h = hc->hcm;
 	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
@@ -842,6 +866,7 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 		ep_count(st, i, ARN_EXT_PROC_streams_failed);
 		ep_count(st, i, ARN_EXT_PROC_overflow);
 		if (f->failure_mode_allow) {
+			ep_count(st, i, ARN_EXT_PROC_streams_closed); /* as ep_error's */
 			ep_count(st, i, ARN_EXT_PROC_failure_mode_allowed);
 			return false;
 		}
@@ -851,6 +876,7 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	a->st = st;
 	a->cfg = f;
 	a->idx = (uint8_t)i;
+	a->prev = st->ext_proc; /* an earlier ext_proc filter's, if any */
 	st->ext_proc = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
 	a->big = http_big_get(w);
 	if (!a->big) {
@@ -904,10 +930,15 @@ void http_ext_proc_stream_end(struct http_stream *st)
 {
 	if (!st->ext_proc)
 		return;
-	struct http_ext_proc *a = ep_at(st);
+	struct http_worker *w = st->hc->w;
+	uint16_t id = st->ext_proc;
 	st->ext_proc = 0;
-	if (!a)
-		return;
-	http_subreq_cancel(&a->sr); /* (nothing when it is over) */
-	ep_put(st->hc->w, a);
+	while (id && w->idx < ARN_STATS_MAX_WORKERS) {
+		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
+		if (!a)
+			break;
+		id = a->prev;
+		http_subreq_cancel(&a->sr); /* (nothing when it is over) */
+		ep_put(w, a);
+	}
 }

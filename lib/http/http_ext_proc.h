@@ -48,6 +48,11 @@ struct http_worker;
  * request or an answer past them fails the stream (overflow). */
 #define HTTP_EXT_PROC_REQ (32u * 1024)
 #define HTTP_EXT_PROC_ANS (16u * 1024)
+/* override_message_timeout messages taken per exchange (each restarts the
+ * wait, as Envoy's, up to max_message_timeout): past it they are ignored
+ * (override_message_timeout_ignored), so a processor holds a request at
+ * most message_timeout + this many max_message_timeout. */
+#define HTTP_EXT_PROC_OVERRIDES 16
 
 /** The worker's pool (worker init). @return 0 or -ENOMEM. */
 int http_ext_proc_worker_init(struct http_worker *w);

@@ -722,7 +722,9 @@ static void test_ext_proc_request_headers(void **state)
 	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "hello"))
 		fail_msg("the client got: %s", r);
 	assert_int_equal(ep_stat(ARN_EXT_PROC_rejected_header_mutations) - rej0, 2);
-	/* the stream ended with the request: reset */
+	/* the stream closed once answered, as Envoy's close(): END_STREAM,
+	 * then a reset */
+	assert_true(h2_read(a, 1, m, sizeof(m), &mn).end_stream);
 	const uint8_t rst1[] = {0, 0, 4, 3, 0, 0, 0, 0, 1};
 	uint32_t ll;
 	const char *lg = plog(a, &ll);
@@ -909,7 +911,9 @@ static void test_ext_proc_failure_mode_allow(void **state)
 	send_str(u, OK5);
 	assert_int_equal(count_str_peer(hh_client(0), "HTTP/1.1 200 OK"), 4);
 	assert_int_equal(ep_stat(ARN_EXT_PROC_failure_mode_allowed) - fma0, 2);
-	assert_int_equal(ep_stat(ARN_EXT_PROC_streams_closed) - closed0, 1);
+	/* the OK close, and the INTERNAL let on (Envoy's onGrpcError calls
+	 * onGrpcClose with failure_mode_allow) */
+	assert_int_equal(ep_stat(ARN_EXT_PROC_streams_closed) - closed0, 2);
 	assert_int_equal(ep_stat(ARN_EXT_PROC_spurious_msgs_received) - spur0, 1);
 	(void)r;
 	hh_end();
@@ -920,7 +924,8 @@ static void test_ext_proc_failure_mode_allow(void **state)
  * (x-envoy-*, without allow_envoy) fails the request with Envoy's
  * message as details; disallow_system leaves no pseudo-header to set.
  * override_message_timeout within max_message_timeout restarts the wait
- * with its value (received), past it is ignored; the immediate response
+ * with its value (received), 16 times an exchange at most, past it or
+ * past the count is ignored; the immediate response
  * disabled (disable_immediate_response) is spurious and lets the request
  * on. */
 static void test_ext_proc_rules_and_timeouts(void **state)
@@ -967,6 +972,17 @@ static void test_ext_proc_rules_and_timeouts(void **state)
 	d[dl++] = 0x02;
 	pb_ld(msg, &k, 10, d, dl);
 	ep_answer(a, false, sid, msg, k);
+	/* 16 more: 15 taken (HTTP_EXT_PROC_OVERRIDES an exchange), 1 ignored */
+	{
+		static uint8_t many[16 * 64];
+		size_t ml = 0;
+		for (int i = 0; i < 16; i++) {
+			uint8_t g[64];
+			size_t gl = grpc_frame(g, msg, k);
+			ml += h2_data(many + ml, sid, g, gl, false);
+		}
+		send_raw(a, many, ml);
+	}
 	hh_advance(400); /* past the 200 ms it started with */
 	assert_int_equal(hh_client(0)->log_len, mark);
 	k = 0;
@@ -996,8 +1012,8 @@ static void test_ext_proc_rules_and_timeouts(void **state)
 	struct peer *u = upstream_that_got(rx0);
 	assert_non_null(u);
 	send_str(u, OK5);
-	assert_int_equal(ep_stat(ARN_EXT_PROC_override_message_timeout_received) - rec0, 1);
-	assert_int_equal(ep_stat(ARN_EXT_PROC_override_message_timeout_ignored) - ign0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_override_message_timeout_received) - rec0, 16);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_override_message_timeout_ignored) - ign0, 2);
 	assert_int_equal(ep_stat(ARN_EXT_PROC_spurious_msgs_received) - spur0, 1);
 	hh_end();
 	char log[1024];
@@ -1036,6 +1052,93 @@ static void test_ext_proc_client_gone(void **state)
 	pb_ld(hr, &hl, 1, "", 0);
 	pb_ld(msg, &ml, 1, hr, hl);
 	ep_answer(a, true, sid, msg, ml);
+	hh_end();
+	unlink(path);
+}
+
+/* Two ext_proc filters in one chain (Envoy Gateway writes one per
+ * extProc of a policy): each has its own stream, one after the other, each
+ * answer's mutations on the request upstream; both streams reset when the
+ * request ends, their contexts back (hh_end). Fails before: the second
+ * filter saw the stream's context of the first and let the request on
+ * unprocessed. */
+static void test_ext_proc_two_filters(void **state)
+{
+	(void)state;
+	char path[64], json[8192], r[2048];
+	uint8_t m[2048], msg[512], mut[512], common[600], hr[700];
+	size_t mn, n, cn, hn, k;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep5.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), EP_LISTENER, path, "");
+	/* a second filter "ep2", the same processor, before the router */
+	char *router = strstr(json, "{\"name\":\"envoy.filters.http.router\"");
+	assert_non_null(router);
+	static const char ep2[] = "{\"name\":\"ep2\",\"typed_config\":{" AT_(
+	    "ext_proc.v3.ExternalProcessor") ","
+					     "\"grpc_service\":{\"envoy_grpc\":{\"cluster_name\":"
+					     "\"dyn\"}},"
+					     "\"processing_mode\":{\"response_header_mode\":"
+					     "\"SKIP\"}}},";
+	size_t tail = strlen(router);
+	assert_true(strlen(json) + sizeof(ep2) < sizeof(json));
+	memmove(router + sizeof(ep2) - 1, router, tail + 1);
+	memcpy(router, ep2, sizeof(ep2) - 1);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a =
+	    ep_request("GET /x HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, NULL);
+	assert_non_null(a);
+	assert_int_equal(sid, 1);
+	static const char *const names[2] = {"x-one", "x-two"};
+	for (unsigned f = 0; f < 2; f++) {
+		n = cn = hn = k = 0;
+		set_hdr(mut, &n, names[f], "1", 2, -1);
+		pb_ld(common, &cn, 2, mut, n);
+		pb_ld(hr, &hn, 1, common, cn);
+		pb_ld(msg, &k, 1, hr, hn);
+		uint32_t rx0[N_PEERS];
+		snapshot(rx0);
+		ep_answer(a, f == 0, sid, msg, k);
+		if (f == 0) {
+			/* the second filter's stream, on the same connection
+			 * (opened inside the first's answer: out at the
+			 * worker's TX flush) */
+			hh_advance(10);
+			struct h2_seen s3 = h2_read(a, 3, m, sizeof(m), &mn);
+			assert_int_equal(s3.n_headers, 1);
+			assert_true(mn > 5 && has_hv(m, mn, ":path", "/x"));
+			assert_int_equal(hh_client(0)->log_len, mark); /* still waiting */
+			sid = 3;
+			continue;
+		}
+		rx0[a - peers] = a->rx;
+		struct peer *u = upstream_that_got(rx0);
+		assert_non_null(u);
+		size_t ul = u->rx - rx0[u - peers];
+		memcpy(r, u->log + u->log_len - ul, ul);
+		r[ul] = 0;
+		if (!strstr(r, "x-one: 1\r\n") || !strstr(r, "x-two: 1\r\n"))
+			fail_msg("the upstream got: %s", r);
+		send_str(u, OK5);
+	}
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the client got: %s", r);
+	hh_advance(10);
+	uint32_t ll;
+	const char *lg = plog(a, &ll);
+	const uint8_t rst1[] = {0, 0, 4, 3, 0, 0, 0, 0, 1}, rst3[] = {0, 0, 4, 3, 0, 0, 0, 0, 3};
+	assert_non_null(memmem(lg, ll, rst1, 9));
+	assert_non_null(memmem(lg, ll, rst3, 9));
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
 	hh_end();
 	unlink(path);
 }
@@ -1094,6 +1197,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_rules_and_timeouts),
 	    cmocka_unit_test(test_ext_proc_client_gone),
 	    cmocka_unit_test(test_ext_proc_fuzz_seed),
+	    cmocka_unit_test(test_ext_proc_two_filters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
