@@ -13,7 +13,9 @@
  *   hc     active health checks failed them (hc_flags)
  *   od     outlier detection ejected them (until long after the run)
  * then the picks, and optionally "walk" or "heavy" (the first host's
- * weight is the host count, the others' 1). Each pick gets a new random
+ * weight is the host count, the others' 1) or "locality" (the hosts in 4
+ * localities weighted 1 to 4, locality_weighted_lb_config: Envoy's EDF
+ * picks the locality, then the policy). Each pick gets a new random
  * number and, for ring and maglev, a new request hash (the configuration's
  * default ring_hash_lb_config and maglev_lb_config); least request reads
  * 0 active requests for every host. The picks use a worker's candidate cache
@@ -64,10 +66,11 @@ int main(int argc, char **argv)
 {
 	bool walk = argc == 7 && !strcmp(argv[6], "walk");
 	bool heavy = argc == 7 && !strcmp(argv[6], "heavy");
-	if (argc != 6 && !walk && !heavy) {
+	bool lw = argc == 7 && !strcmp(argv[6], "locality");
+	if (argc != 6 && !walk && !heavy && !lw) {
 		fprintf(stderr,
 			"usage: %s rr|lr|random|ring|maglev HOSTS FAILED_PERCENT plain|hc|od PICKS "
-			"[walk|heavy]\n",
+			"[walk|heavy|locality]\n",
 			argv[0]);
 		return 2;
 	}
@@ -125,9 +128,23 @@ int main(int argc, char **argv)
 			crt.od_ejected++;
 		}
 	}
-	struct arn_cfg_locality loc = {.endpoints = ep, .n_endpoints = n};
-	struct arn_cfg_priority pr = {.localities = &loc, .n_localities = 1, .n_endpoints = n};
-	struct arn_cfg_endpoints eps = {.priorities = &pr, .n_priorities = 1, .n_endpoints = n};
+	struct arn_cfg_locality loc[4] = {{.endpoints = ep, .n_endpoints = n}};
+	struct arn_cfg_priority pr = {.localities = loc, .n_localities = 1, .n_endpoints = n};
+	struct arn_cfg_endpoints eps = {
+	    .priorities = &pr, .n_priorities = 1, .n_endpoints = n, .overprovisioning_factor = 140};
+	if (lw) {
+		if (n < 4)
+			return 2;
+		static const char *const reg[4] = {"r0", "r1", "r2", "r3"};
+		for (size_t l = 0; l < 4; l++)
+			loc[l] =
+			    (struct arn_cfg_locality){.region = reg[l],
+						      .weight = (uint32_t)l + 1,
+						      .endpoints = ep + l * n / 4,
+						      .n_endpoints = (l + 1) * n / 4 - l * n / 4};
+		pr.n_localities = 4;
+		cl.locality_weighted = true;
+	}
 	uint64_t rr = 0;
 	struct http_lb_in in = {
 	    .cluster = &cl, .eps = &eps, .rr = &rr, .has_hash = true, .active = no_active};
@@ -149,6 +166,15 @@ int main(int argc, char **argv)
 	cache.cum = calloc(n, sizeof(*cache.cum));
 	if (!cache.cand || !cache.cum)
 		return 1;
+	struct http_lb_loc lo[4];
+	uint32_t heap[4];
+	uint64_t tmp[8];
+	if (lw) {
+		cache.loc_cap = 4;
+		cache.loc = lo;
+		cache.loc_heap = heap;
+		cache.loc_tmp = tmp;
+	}
 	bool clipped;
 	size_t tab = http_lb_table_entries(&cl, &eps, &clipped);
 	if (cl.lb == ARN_CFG_LB_RING_HASH) {
@@ -160,7 +186,7 @@ int main(int argc, char **argv)
 		cache.tab_cap = tab;
 	}
 	bool hashed = cl.lb == ARN_CFG_LB_RING_HASH || cl.lb == ARN_CFG_LB_MAGLEV;
-	if (!walk && (in.hosts || hashed || n > HTTP_LB_CACHE_MIN)) {
+	if (!walk && (in.hosts || hashed || lw || n > HTTP_LB_CACHE_MIN)) {
 		in.cache = &cache;
 		in.ep_hosts = hosts; /* the endpoints are in the hosts' order */
 		in.n_ep_hosts = n;

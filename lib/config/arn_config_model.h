@@ -1330,6 +1330,11 @@ struct arn_cfg_cluster {
 	 * (UNKNOWN, HEALTHY, DEGRADED) */
 	uint8_t override_host_mask;
 	bool override_host_set;
+	/* common_lb_config.locality_weighted_lb_config: a priority's traffic
+	 * is shared among its localities by their load_balancing_weight
+	 * (Envoy's EDF over effective weights; http_lb.c), then the lb_policy
+	 * picks among the chosen locality's hosts */
+	bool locality_weighted;
 	/* STRICT_DNS, LOGICAL_DNS: resolution settings; NULL otherwise */
 	const struct arn_cfg_dns *dns;
 };

@@ -839,7 +839,33 @@ struct http_lb_cache {
 	struct http_lb_point *ring; /* tab_cap (RING_HASH) */
 	uint32_t *mag;		    /* tab_cap (MAGLEV) */
 	uint64_t *scratch;	    /* MAGLEV: 4 x cap, a build's state */
+	/* locality_weighted_lb_config (http_lb.c): the chosen priority's
+	 * localities with an effective weight, each a run of cand (its
+	 * cumulative weights from 0), and Envoy's EDF schedule over them;
+	 * n_loc 0: none built (panic, no weight, not asked): cand is one
+	 * list. The memory is the snapshot entry's, loc_cap = the most
+	 * localities a priority of its endpoints has. */
+	size_t loc_cap;
+	size_t n_loc;
+	bool loc_short;		 /* a priority has more localities than loc_cap */
+	bool lw;		 /* n_loc or loc_short: the pick's one test */
+	struct http_lb_loc *loc; /* loc_cap */
+	uint32_t *loc_heap;	 /* loc_cap: the EDF queue, loc indexes */
+	uint64_t *loc_tmp;	 /* 2 x loc_cap: a build's state */
+	double loc_now;		 /* the EDF's current time */
+	uint64_t loc_order;	 /* the EDF's next order offset */
 } __attribute__((aligned(64)));
+
+/* A locality of a worker's cached candidates (locality weighting). */
+struct http_lb_loc {
+	double weight;	 /* effective: Envoy's effectiveLocalityWeight */
+	double deadline; /* its next EDF deadline */
+	uint64_t order;	 /* ties: FIFO, Envoy's order_offset_ */
+	uint64_t off, n; /* its candidates: cand[off .. off + n) */
+	uint64_t total_weight, stride;
+	uint64_t rr; /* ROUND_ROBIN's counter within the locality */
+	bool equal;
+};
 
 /* A point of a RING_HASH ring: its hash, and the candidate it is of. */
 struct http_lb_point {
@@ -897,7 +923,9 @@ static inline bool http_lb_counts(uint8_t lb)
  * share is under healthy_panic_threshold, then the cluster's lb_policy
  * (ROUND_ROBIN honouring weights, LEAST_REQUEST power of two choices,
  * RANDOM, RING_HASH as a ring of hashed points, MAGLEV as a Maglev
- * table, both from the worker's cache: docs/http.md).
+ * table, both from the worker's cache: docs/http.md); with the cluster's
+ * locality_weighted, a locality of the priority first (Envoy's EDF over
+ * effective weights, the worker's cache), the policy within it.
  * @return 0, or -ENOENT: no host (503 UH).
  */
 int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out);

@@ -5,7 +5,9 @@
  * healthy hosts takes the traffic; when the healthy share of the hosts
  * falls under healthy_panic_threshold (50% by default) Envoy stops trusting
  * health and balances over every host ("panic"); a cluster with no host at
- * all answers 503 UH. Within the chosen set the lb_policy picks.
+ * all answers 503 UH. Within the chosen set the lb_policy picks; with
+ * common_lb_config.locality_weighted_lb_config, within a locality of the
+ * set that Envoy's EDF over the localities' effective weights chose.
  *
  * RING_HASH and MAGLEV read a table each worker builds with its cached
  * candidates (struct http_lb_cache), as Envoy builds its ring and Maglev
@@ -950,6 +952,300 @@ static void choose(const struct http_lb_in *in, uint32_t panic_pct, struct cset 
 	}
 }
 
+/* ---- locality weighting (common_lb_config.locality_weighted_lb_config) ----
+ *
+ * Envoy's (upstream_impl.cc, HostSetImpl::rebuildLocalityScheduler and
+ * effectiveLocalityWeight; load_balancer_impl.cc, hostSourceToUse): the
+ * localities of a priority are its distinct (region, zone, sub_zone) in
+ * that order (Envoy's std::map with LocalityLess; entries naming the same
+ * locality are one, the last weight given is its weight); each has the
+ * effective weight weight x min(1, overprovisioning_factor / 100 x its
+ * eligible hosts / its hosts), where eligible is healthy (degraded when
+ * the degraded hosts serve); those above 0 enter an EDF scheduler
+ * (edf_scheduler.h: deadline = now + 1 / weight, ties in insertion order)
+ * created with a random number of picks done (createWithPicks: workers do
+ * not all start on the same locality). A pick takes the locality with the
+ * earliest deadline, then the lb_policy picks among its eligible hosts.
+ * In panic, or when no locality has an effective weight, the priority's
+ * hosts are one list, as without the option.
+ */
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+/* Envoy's LocalityLess of priority @p pr's localities @p a and @p b. */
+static int loc_cmp(const struct arn_cfg_priority *pr, uint64_t a, uint64_t b)
+{
+	const struct arn_cfg_locality *x = &pr->localities[a], *y = &pr->localities[b];
+	int c = strcmp(nz(x->region), nz(y->region));
+	if (!c)
+		c = strcmp(nz(x->zone), nz(y->zone));
+	if (!c)
+		c = strcmp(nz(x->sub_zone), nz(y->sub_zone));
+	return c;
+}
+
+/* Is locality @p a before @p b (their keys, then their order: stable)? */
+static bool loc_before(const struct arn_cfg_priority *pr, uint64_t a, uint64_t b)
+{
+	int c = loc_cmp(pr, a, b);
+	return c ? c < 0 : a < b;
+}
+
+static void loc_sift(const struct arn_cfg_priority *pr, uint64_t *o, size_t i, size_t n)
+{
+	uint64_t x = o[i];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && loc_before(pr, o[c], o[c + 1]))
+			c++;
+		if (!loc_before(pr, x, o[c]))
+			break;
+		o[i] = o[c];
+		i = c;
+	}
+	o[i] = x;
+}
+
+/* Heapsort of locality indexes @p o (no allocation on a worker). */
+static void loc_sort(const struct arn_cfg_priority *pr, uint64_t *o, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		loc_sift(pr, o, i, n);
+	for (size_t e = n; e-- > 1;) {
+		uint64_t t = o[0];
+		o[0] = o[e];
+		o[e] = t;
+		loc_sift(pr, o, 0, e);
+	}
+}
+
+/* Envoy's EdfEntry order: the earlier deadline, then the lower offset. */
+static bool edf_before(const struct http_lb_loc *l, uint32_t a, uint32_t b)
+{
+	return l[a].deadline < l[b].deadline ||
+	       (l[a].deadline == l[b].deadline && l[a].order < l[b].order);
+}
+
+static inline __attribute__((always_inline)) void edf_down(struct http_lb_cache *k, size_t i)
+{
+	uint32_t *h = k->loc_heap;
+	size_t n = k->n_loc;
+	uint32_t x = h[i];
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && edf_before(k->loc, h[c + 1], h[c]))
+			c++;
+		if (!edf_before(k->loc, h[c], x))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+/* Envoy's pickAndAdd: the earliest deadline is picked and added back at
+ * now + 1 / its weight (the keys are unique: the order offsets). */
+static struct http_lb_loc *edf_pick(struct http_lb_cache *k)
+{
+	struct http_lb_loc *g = &k->loc[k->loc_heap[0]];
+	k->loc_now = g->deadline;
+	g->deadline = k->loc_now + 1.0 / g->weight;
+	g->order = k->loc_order++;
+	edf_down(k, 0);
+	return g;
+}
+
+/* Envoy's effectiveLocalityWeight: @p w x min(1, @p of / 100 x @p elig /
+ * @p total), in its doubles (no host excluded: Arion has no exclusion). */
+static double loc_effective(uint32_t w, uint32_t of, uint64_t elig, uint64_t total)
+{
+	if (total == 0)
+		return 0.0;
+	double ratio = 1.0 * (double)elig / (double)total;
+	double r = ((double)of / 100.0) * ratio;
+	return (double)w * (r < 1.0 ? r : 1.0);
+}
+
+/* Envoy's EdfScheduler::createWithPicks over k's n_loc localities, with
+ * @p picks picks done. */
+static void edf_create(struct http_lb_cache *k, uint32_t picks)
+{
+	size_t n = k->n_loc;
+	picks %= 429496729u;
+	double sum = 0.0;
+	for (size_t i = 0; i < n; i++)
+		sum += k->loc[i].weight + 1e-13;
+	uint32_t so_far = 0;
+	double max_t = 0.0;
+	for (size_t i = 0; i < n; i++) {
+		struct http_lb_loc *g = &k->loc[i];
+		double w = g->weight + 1e-13;
+		uint32_t f = (uint32_t)(w * (double)picks / sum);
+		if (f > 0 && (double)f / w >= (double)picks / sum)
+			f--;
+		double t = (double)f / w;
+		g->deadline = (double)(f + 1) / w;
+		g->order = i;
+		if (t > max_t)
+			max_t = t;
+		so_far += f;
+		k->loc_heap[i] = (uint32_t)i;
+	}
+	for (size_t i = n / 2; i-- > 0;)
+		edf_down(k, i);
+	k->loc_now = max_t;
+	k->loc_order = n;
+	for (; so_far < picks; so_far++)
+		edf_pick(k);
+}
+
+/* The localities of @p c's priority with an effective weight into cache
+ * @p k, their candidates in cand (locality after locality, in Envoy's
+ * order), and the EDF schedule; @p seed gives the picks done first.
+ * @return false: no locality has one (the caller lists the priority). */
+static bool lw_build(const struct http_lb_in *in, struct http_lb_cache *k, const struct cset *c,
+		     uint64_t seed)
+{
+	const struct arn_cfg_priority *pr = c->pr;
+	size_t nl = pr->n_localities;
+	uint64_t *ord = k->loc_tmp, *xb = k->loc_tmp + nl;
+	size_t x = c->base;
+	for (size_t l = 0; l < nl; l++) {
+		ord[l] = l;
+		xb[l] = x;
+		x += pr->localities[l].n_endpoints;
+	}
+	loc_sort(pr, ord, nl);
+	uint64_t n = 0;
+	k->n_loc = 0;
+	for (size_t g = 0; g < nl;) {
+		size_t e = g + 1;
+		while (e < nl && loc_cmp(pr, ord[g], ord[e]) == 0)
+			e++;
+		uint32_t w = 0;
+		uint64_t total = 0, elig = 0;
+		for (size_t j = g; j < e; j++) {
+			const struct arn_cfg_locality *lo = &pr->localities[ord[j]];
+			if (lo->weight)
+				w = lo->weight;
+			total += lo->n_endpoints;
+			for (size_t i = 0; i < lo->n_endpoints; i++)
+				elig += takes(c, &lo->endpoints[i], xb[ord[j]] + i);
+		}
+		double eff = loc_effective(w, in->eps->overprovisioning_factor, elig, total);
+		if (eff > 0) {
+			struct http_lb_loc *lc = &k->loc[k->n_loc++];
+			*lc = (struct http_lb_loc){.weight = eff, .off = n, .equal = true};
+			uint64_t tw = 0;
+			for (size_t j = g; j < e; j++) {
+				const struct arn_cfg_locality *lo = &pr->localities[ord[j]];
+				for (size_t i = 0; i < lo->n_endpoints; i++) {
+					const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
+					if (!takes(c, ep, xb[ord[j]] + i))
+						continue;
+					if (lc->n && ep->weight != k->cand[lc->off]->weight)
+						lc->equal = false;
+					tw += ep_weight(ep);
+					k->cand[n] = ep;
+					k->cum[n++] = tw;
+					lc->n++;
+				}
+			}
+			lc->total_weight = tw;
+			lc->stride = lc->equal ? 1 : rr_stride(tw);
+		}
+		g = e;
+	}
+	if (k->n_loc == 0)
+		return false;
+	k->n = n;
+	edf_create(k, (uint32_t)seed);
+	return true;
+}
+
+/* Envoy's locality first (the EDF's pick), then the policy within it:
+ * @p c and *@p stride narrowed to its candidates. Out of line, as
+ * hash_pick. @return its round-robin counter, or NULL: the cache has no
+ * room for the localities (the pick walks). */
+static uint64_t *__attribute__((noinline))
+lw_narrow(struct http_lb_cache *k, struct cset *c, uint64_t *stride)
+{
+	if (k->loc_short)
+		return NULL; /* the caller walks */
+	struct http_lb_loc *g = edf_pick(k);
+	c->n = g->n;
+	c->total_weight = g->total_weight;
+	c->equal = g->equal;
+	c->cand = k->cand + g->off;
+	c->cum = k->cum + g->off;
+	*stride = g->stride;
+	return &g->rr;
+}
+
+/* Without a cache (rare: http_rt_lb_in gives one to every cluster with
+ * locality weighting): @p c narrowed to one locality of its priority,
+ * drawn at random by effective weight (entries naming the same locality
+ * are not merged here). Unchanged when none has an effective weight. */
+static void __attribute__((noinline))
+lw_walk(const struct http_lb_in *in, struct cset *c, struct arn_cfg_priority *one)
+{
+	const struct arn_cfg_priority *pr = c->pr;
+	double sum = 0.0, t = 0.0;
+	const struct arn_cfg_locality *pick = NULL;
+	size_t pick_x = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t x = c->base;
+		for (size_t l = 0; l < pr->n_localities; l++) {
+			const struct arn_cfg_locality *lo = &pr->localities[l];
+			uint64_t elig = 0;
+			for (size_t i = 0; i < lo->n_endpoints; i++)
+				elig += takes(c, &lo->endpoints[i], x + i);
+			double eff = loc_effective(lo->weight, in->eps->overprovisioning_factor,
+						   elig, lo->n_endpoints);
+			if (!pass) {
+				sum += eff;
+			} else if (eff > 0) {
+				pick = lo;
+				pick_x = x;
+				if (t < eff)
+					break;
+				t -= eff;
+			}
+			x += lo->n_endpoints;
+		}
+		if (sum <= 0.0)
+			return;
+		t = (double)(in->rand >> 11) / 9007199254740992.0 * sum;
+	}
+	*one = (struct arn_cfg_priority){.localities = (struct arn_cfg_locality *)pick,
+					 .n_localities = 1,
+					 .n_endpoints = pick->n_endpoints};
+	c->pr = one;
+	c->base = pick_x;
+	c->n = 0;
+	c->total_weight = 0;
+	c->equal = true;
+	uint32_t w0 = 0;
+	for (size_t i = 0; i < pick->n_endpoints; i++) {
+		const struct arn_cfg_endpoint *ep = &pick->endpoints[i];
+		if (!takes(c, ep, pick_x + i))
+			continue;
+		if (c->n == 0)
+			w0 = ep->weight;
+		else if (ep->weight != w0)
+			c->equal = false;
+		c->n++;
+		c->total_weight += ep_weight(ep);
+	}
+}
+
 /* The worker's cached candidates, built again: choose's, listed with their
  * cumulative weights. The epoch is the one the caller read before: a
  * change of health after it moves the epoch again, and the next pick
@@ -972,6 +1268,21 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	choose(in, panic_pct, &c, &panic, &until);
 	uint64_t n = 0, tw = 0;
 	bool equal = true;
+	uint8_t lb = in->cluster ? in->cluster->lb : ARN_CFG_LB_ROUND_ROBIN;
+	/* locality weighting: not in panic (Envoy's AllHosts), not for the
+	 * hash policies (the configuration refuses them) */
+	k->n_loc = 0;
+	k->loc_short = false;
+	k->lw = false;
+	bool lw = c.n && !panic && in->cluster && in->cluster->locality_weighted &&
+		  lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV;
+	if (lw && c.pr->n_localities > k->loc_cap)
+		k->loc_short = true; /* another generation's: the pick walks */
+	else if (lw && lw_build(in, k, &c, in->rand)) {
+		n = k->n;
+		c.n = 0; /* listed */
+		same = false;
+	}
 	if (c.n) {
 		size_t x = c.base;
 		for (size_t l = 0; l < c.pr->n_localities; l++) {
@@ -999,7 +1310,9 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	k->until_ms = until;
 	k->cluster = in->cluster;
 	k->epoch = in->epoch;
-	uint8_t lb = in->cluster ? in->cluster->lb : ARN_CFG_LB_ROUND_ROBIN;
+	k->lw = k->n_loc || k->loc_short;
+	if (k->lw)
+		k->n = 0; /* the pick narrows to a locality (lw_narrow) */
 	if (same && ((lb == ARN_CFG_LB_RING_HASH && old_kind == HTTP_LB_TAB_RING) ||
 		     (lb == ARN_CFG_LB_MAGLEV && old_kind == HTTP_LB_TAB_MAGLEV))) {
 		/* kept, tab_n with it */
@@ -1026,7 +1339,9 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 {
 	struct cset c;
 	uint64_t stride = 0;
+	uint64_t *rr = in->rr;
 	struct http_lb_cache *k = in->cache;
+	struct arn_cfg_priority one;
 	if (k && k->cap >= in->eps->n_endpoints) {
 		/* the worker's list, unless the endpoints, the cluster or the
 		 * health of its hosts moved since, or an ejection it left out
@@ -1043,8 +1358,16 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		c.cand = k->cand;
 		c.cum = k->cum;
 		stride = k->stride;
+		/* n 0 with lw: the candidates are the localities' (tested
+		 * where an empty list is anyway) */
+		if (__builtin_expect(c.n == 0, 0) && k->lw && !(rr = lw_narrow(k, &c, &stride)))
+			goto walk;
 	} else {
+	walk:
+		out->panic = false;
 		choose(in, panic_pct, &c, &out->panic, NULL);
+		if (c.n && !out->panic && in->cluster && in->cluster->locality_weighted)
+			lw_walk(in, &c, &one);
 	}
 	if (c.n == 0)
 		return -ENOENT;
@@ -1065,7 +1388,8 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		uint32_t best_a = UINT32_MAX;
 		uint64_t r = in->rand;
 		for (uint32_t i = 0; i < kc; i++) {
-			const struct arn_cfg_endpoint *e = cset_nth(&c, r % c.n);
+			const struct arn_cfg_endpoint *e =
+			    c.cand ? c.cand[r % c.n] : cset_nth(&c, r % c.n);
 			r = mix64(r + 0x9e3779b97f4a7c15ull);
 			uint32_t a = in->active(in->ctx, e);
 			if (a < best_a) {
@@ -1086,9 +1410,9 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		    cset_weighted(&c, in->rand % c.total_weight); /* no hash: random, as Envoy */
 		break;
 	default: {
-		uint64_t n = in->rr ? (*in->rr)++ : in->rand;
+		uint64_t n = rr ? (*rr)++ : in->rand;
 		if (c.equal) {
-			out->ep = cset_nth(&c, n % c.n);
+			out->ep = c.cand ? c.cand[n % c.n] : cset_nth(&c, n % c.n);
 		} else {
 			uint64_t tw = c.total_weight;
 			if (!stride)

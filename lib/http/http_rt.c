@@ -400,6 +400,8 @@ void http_rt_lb_in(const struct http_cluster_rt *crt, unsigned worker, struct ht
 	bool checked = cl->n_health_checks || cl->outlier.present;
 	/* the hash policies' tables live in the cache only */
 	bool hashed = cl->lb == ARN_CFG_LB_RING_HASH || cl->lb == ARN_CFG_LB_MAGLEV;
+	/* so is the locality schedule */
+	hashed |= cl->locality_weighted;
 	struct http_lb_view v;
 	if (!crt || !(checked || hashed || (in->eps && in->eps->n_endpoints > HTTP_LB_CACHE_MIN)) ||
 	    !http_rt_lb_view(crt, worker, &v))
@@ -418,13 +420,15 @@ void http_rt_lb_in(const struct http_cluster_rt *crt, unsigned worker, struct ht
 
 /* The balancer's caches of an entry of @p n endpoints for @p nw workers,
  * in one block (each cache's lists after the caches), or NULL; with room
- * for a table of @p tab entries of kind @p kind (HTTP_LB_TAB_*) each. */
-static struct http_lb_cache *lb_caches(size_t n, unsigned nw, uint8_t kind, size_t tab)
+ * for a table of @p tab entries of kind @p kind (HTTP_LB_TAB_*) each, and
+ * for @p nloc localities (locality weighting; 0: none). */
+static struct http_lb_cache *lb_caches(size_t n, unsigned nw, uint8_t kind, size_t tab, size_t nloc)
 {
 	if (!n || !nw)
 		return NULL;
 	size_t head = nw * sizeof(struct http_lb_cache);
 	size_t per = n * (sizeof(const struct arn_cfg_endpoint *) + sizeof(uint64_t));
+	per += nloc * (sizeof(struct http_lb_loc) + 2 * sizeof(uint64_t) + sizeof(uint64_t));
 	if (kind == HTTP_LB_TAB_RING)
 		per += tab * sizeof(struct http_lb_point);
 	else if (kind == HTTP_LB_TAB_MAGLEV)
@@ -441,6 +445,15 @@ static struct http_lb_cache *lb_caches(size_t n, unsigned nw, uint8_t kind, size
 		p += n * sizeof(const struct arn_cfg_endpoint *);
 		c[w].cum = (uint64_t *)(void *)p;
 		p += n * sizeof(uint64_t);
+		if (nloc) {
+			c[w].loc_cap = nloc;
+			c[w].loc = (struct http_lb_loc *)(void *)p;
+			p += nloc * sizeof(struct http_lb_loc);
+			c[w].loc_tmp = (uint64_t *)(void *)p;
+			p += 2 * nloc * sizeof(uint64_t);
+			c[w].loc_heap = (uint32_t *)(void *)p; /* 8 bytes each: aligned */
+			p += nloc * sizeof(uint64_t);
+		}
 		if (kind == HTTP_LB_TAB_RING) {
 			c[w].tab_cap = tab;
 			c[w].ring = (struct http_lb_point *)(void *)p;
@@ -1154,7 +1167,13 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 						     : HTTP_LB_TAB_RING;
 	if (clipped)
 		arn_stats_inc(c->stats, ARN_STATS_SLOT_CONTROL, ARN_CL_lb_hash_table_clipped);
-	e->lbc = e->ep_hosts ? lb_caches(n, cw->s->nw, kind, tab) : NULL;
+	/* locality weighting: room for the most localities of a priority */
+	size_t nloc = 0;
+	for (size_t p = 0; cl->locality_weighted && v.endpoints && p < v.endpoints->n_priorities;
+	     p++)
+		if (v.endpoints->priorities[p].n_localities > nloc)
+			nloc = v.endpoints->priorities[p].n_localities;
+	e->lbc = e->ep_hosts ? lb_caches(n, cw->s->nw, kind, tab, nloc) : NULL;
 	e->n_lbc = e->lbc ? cw->s->nw : 0;
 	clusters_built++;
 	/* membership gauges, set from the control lcore's slot only */
