@@ -126,6 +126,10 @@ void conv_endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoints
 		}
 		if (pb_wrapped_u32(lle, "load_balancing_weight", &lo->weight) && lo->weight == 0)
 			conv_err(c, "load_balancing_weight", "must be at least 1");
+		/* Envoy's PriorityStateManager takes a weight only beside a
+		 * locality (has_locality() && has_load_balancing_weight()) */
+		if (!loc.m)
+			lo->weight = 0;
 		size_t ne = pb_len(lle, "lb_endpoints");
 		lo->endpoints = CONV_NEW(c, struct arn_cfg_endpoint, ne ? ne : 1);
 		if (!lo->endpoints) {
@@ -728,7 +732,24 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 	struct pb clb = pb_msg(cl, "common_lb_config");
 	if (clb.m) {
 		size_t m = conv_push(c, "common_lb_config");
-		conv_only(c, clb, "healthy_panic_threshold,override_host_status");
+		conv_only(
+		    c, clb,
+		    "healthy_panic_threshold,override_host_status,locality_weighted_lb_config");
+		/* an empty message (Envoy's LocalityWeightedLbConfig has no
+		 * field); Envoy Gateway sets it on every cluster */
+		struct pb lw = pb_msg(clb, "locality_weighted_lb_config");
+		if (lw.m) {
+			size_t m2 = conv_push(c, "locality_weighted_lb_config");
+			conv_only(c, lw, "");
+			conv_pop(c, m2);
+			out->locality_weighted = true;
+			/* Envoy's normalizeWeights (host share within its
+			 * locality x the locality's share) is not built */
+			if (out->lb == ARN_CFG_LB_RING_HASH || out->lb == ARN_CFG_LB_MAGLEV)
+				conv_err(c, "locality_weighted_lb_config",
+					 "not supported with lb_policy RING_HASH or MAGLEV "
+					 "(ROUND_ROBIN, LEAST_REQUEST, RANDOM take it)");
+		}
 		struct pb pct = pb_msg(clb, "healthy_panic_threshold");
 		if (pct.m) {
 			double v = 0;

@@ -1052,6 +1052,54 @@ static void test_cluster_override_host_status(void **state)
 	assert_false(c->override_host_set);
 }
 
+/* common_lb_config.locality_weighted_lb_config (Envoy Gateway writes it on
+ * every cluster): accepted, an empty message, on STATIC and EDS clusters
+ * with ROUND_ROBIN, LEAST_REQUEST or RANDOM; refused with RING_HASH and
+ * MAGLEV (Envoy's normalized weights are not built); zone_aware_lb_config
+ * stays refused by name (and unknown bytes inside the message by
+ * conv_only, which JSON cannot carry here). A locality's weight
+ * counts only beside a locality (Envoy's PriorityStateManager). */
+#define LW_CLUSTER(lb, clb)                                                                        \
+	"{\"name\":\"api\",\"type\":\"STATIC\",\"connect_timeout\":\"0.25s\",\"lb_policy\":\"" lb  \
+	"\",\"common_lb_config\":{" clb "},"                                                       \
+	"\"load_assignment\":{\"cluster_name\":\"api\",\"endpoints\":["                            \
+	"{\"locality\":{\"region\":\"api/backend/0\"},\"load_balancing_weight\":3,"                \
+	"\"lb_endpoints\":[{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":"           \
+	"\"10.0.0.1\",\"port_value\":80}}}}]},"                                                    \
+	"{\"load_balancing_weight\":5,\"lb_endpoints\":[{\"endpoint\":{\"address\":{"              \
+	"\"socket_address\":{\"address\":\"10.0.0.2\",\"port_value\":80}}}}]}]}}"
+static void test_cluster_locality_weighted(void **state)
+{
+	(void)state;
+	static const char *const ok[] = {"ROUND_ROBIN", "LEAST_REQUEST", "RANDOM"};
+	for (size_t i = 0; i < 3; i++) {
+		char j[1024];
+		snprintf(j, sizeof(j), LW_CLUSTER("%s", "\"locality_weighted_lb_config\":{}"),
+			 ok[i]);
+		tc_ok(C, j);
+		assert_true(cluster("api")->locality_weighted);
+	}
+	struct arn_cfg_ref r = {"api", 3, arn_cfg_hash("api", 3)};
+	struct arn_cfg_cluster_view v;
+	assert_int_equal(arn_cfg_cluster_resolve(gen(), &r, &v), 0);
+	assert_int_equal(v.endpoints->priorities[0].n_localities, 2);
+	assert_int_equal(v.endpoints->priorities[0].localities[0].weight, 3);
+	assert_int_equal(v.endpoints->priorities[0].localities[1].weight, 0); /* no locality */
+	tc_ok(C, LW_CLUSTER("ROUND_ROBIN", "\"healthy_panic_threshold\":{\"value\":25}"));
+	assert_false(cluster("api")->locality_weighted);
+	tc_refused(C, LW_CLUSTER("RING_HASH", "\"locality_weighted_lb_config\":{}"),
+		   "common_lb_config.locality_weighted_lb_config: not supported with lb_policy "
+		   "RING_HASH or MAGLEV");
+	tc_refused(C, LW_CLUSTER("MAGLEV", "\"locality_weighted_lb_config\":{}"),
+		   "locality_weighted_lb_config: not supported with lb_policy RING_HASH or MAGLEV");
+	tc_refused(C, LW_CLUSTER("ROUND_ROBIN", "\"zone_aware_lb_config\":{}"),
+		   "zone_aware_lb_config");
+	tc_ok(C, "{\"name\":\"eds\",\"type\":\"EDS\",\"connect_timeout\":\"1s\",\"lb_policy\":"
+		 "\"LEAST_REQUEST\",\"common_lb_config\":{\"locality_weighted_lb_config\":{}},"
+		 "\"eds_cluster_config\":{\"eds_config\":{\"ads\":{}}}}");
+}
+#undef LW_CLUSTER
+
 /* split_external_local_origin_errors and its local-origin detectors:
  * read with Envoy's defaults (5; enforcing 100, 100, 0), the enforcing
  * percentages at most 100 as Envoy's proto says. */
@@ -1730,6 +1778,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_duration_out_of_range_refused),
     TC(test_cluster_full),
     TC(test_cluster_override_host_status),
+    TC(test_cluster_locality_weighted),
     TC(test_cluster_outlier_split),
     TC(test_max_headers_count_bounded),
     TC(test_cluster_health_checks),
