@@ -1274,8 +1274,10 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	k->n_loc = 0;
 	k->loc_short = false;
 	k->lw = false;
+	/* one locality is the whole priority: picking it first changes
+	 * nothing (its weight 0 too: then no schedule, one list) */
 	bool lw = c.n && !panic && in->cluster && in->cluster->locality_weighted &&
-		  lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV;
+		  lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV && c.pr->n_localities > 1;
 	if (lw && c.pr->n_localities > k->loc_cap)
 		k->loc_short = true; /* another generation's: the pick walks */
 	else if (lw && lw_build(in, k, &c, in->rand)) {
@@ -1366,7 +1368,8 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	walk:
 		out->panic = false;
 		choose(in, panic_pct, &c, &out->panic, NULL);
-		if (c.n && !out->panic && in->cluster && in->cluster->locality_weighted)
+		if (c.n && !out->panic && in->cluster && in->cluster->locality_weighted &&
+		    c.pr->n_localities > 1)
 			lw_walk(in, &c, &one);
 	}
 	if (c.n == 0)

@@ -400,8 +400,11 @@ void http_rt_lb_in(const struct http_cluster_rt *crt, unsigned worker, struct ht
 	bool checked = cl->n_health_checks || cl->outlier.present;
 	/* the hash policies' tables live in the cache only */
 	bool hashed = cl->lb == ARN_CFG_LB_RING_HASH || cl->lb == ARN_CFG_LB_MAGLEV;
-	/* so is the locality schedule */
-	hashed |= cl->locality_weighted;
+	/* so is the locality schedule, when a priority has localities to
+	 * choose among (one is the whole priority: no schedule) */
+	for (size_t p = 0; cl->locality_weighted && !hashed && in->eps && p < in->eps->n_priorities;
+	     p++)
+		hashed = in->eps->priorities[p].n_localities > 1;
 	struct http_lb_view v;
 	if (!crt || !(checked || hashed || (in->eps && in->eps->n_endpoints > HTTP_LB_CACHE_MIN)) ||
 	    !http_rt_lb_view(crt, worker, &v))

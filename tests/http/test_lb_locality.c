@@ -284,6 +284,27 @@ static void test_lw_zero_weight_and_panic(void **state)
 }
 
 /*
+ * One locality (Envoy Gateway's cluster of one backendRef) is the whole
+ * priority: no schedule is built and the policy balances over its hosts
+ * as without the option, whatever its weight.
+ */
+static void test_lw_one_locality(void **state)
+{
+	(void)state;
+	static const unsigned hosts[] = {3};
+	static const uint32_t w[] = {7};
+	struct lwfix f;
+	lw_setup(&f, ARN_CFG_LB_ROUND_ROBIN, 1, hosts, w);
+	int per_ep[3] = {0};
+	for (int i = 0; i < 30; i++)
+		per_ep[lwpick(&f, 0, false)]++;
+	assert_int_equal(f.k.n_loc, 0);
+	assert_false(f.k.lw);
+	for (int e = 0; e < 3; e++)
+		assert_int_equal(per_ep[e], 10);
+}
+
+/*
  * Envoy's localities are the distinct (region, zone, sub_zone) of a
  * priority in that order (a std::map with LocalityLess), entries naming
  * the same one merged, its weight the last one given: listed "r1" then
@@ -381,6 +402,7 @@ int main(void)
 	    cmocka_unit_test(test_lw_initial_picks),
 	    cmocka_unit_test(test_lw_health_overprovisioning),
 	    cmocka_unit_test(test_lw_zero_weight_and_panic),
+	    cmocka_unit_test(test_lw_one_locality),
 	    cmocka_unit_test(test_lw_locality_order_and_merge),
 	    cmocka_unit_test(test_lw_policies_and_degraded),
 	    cmocka_unit_test(test_lw_without_cache),
