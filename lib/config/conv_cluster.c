@@ -743,12 +743,6 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 			conv_only(c, lw, "");
 			conv_pop(c, m2);
 			out->locality_weighted = true;
-			/* Envoy's normalizeWeights (host share within its
-			 * locality x the locality's share) is not built */
-			if (out->lb == ARN_CFG_LB_RING_HASH || out->lb == ARN_CFG_LB_MAGLEV)
-				conv_err(c, "locality_weighted_lb_config",
-					 "not supported with lb_policy RING_HASH or MAGLEV "
-					 "(ROUND_ROBIN, LEAST_REQUEST, RANDOM take it)");
 		}
 		struct pb pct = pb_msg(clb, "healthy_panic_threshold");
 		if (pct.m) {

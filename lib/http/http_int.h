@@ -854,6 +854,11 @@ struct http_lb_cache {
 	uint64_t *loc_tmp;	 /* 2 x loc_cap: a build's state */
 	double loc_now;		 /* the EDF's current time */
 	uint64_t loc_order;	 /* the EDF's next order offset */
+	/* RING_HASH, MAGLEV with locality weighting: the candidates'
+	 * normalized weights (cap; NULL without the option), in use when
+	 * nw_on */
+	double *nw;
+	bool nw_on;
 } __attribute__((aligned(64)));
 
 /* A locality of a worker's cached candidates (locality weighting). */

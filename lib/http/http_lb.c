@@ -129,6 +129,10 @@ struct cset {
 	uint64_t *until;		      /* building a cache: its ejections' first end */
 	const struct arn_cfg_endpoint **cand; /* cached: the n candidates in order */
 	const uint64_t *cum;		      /* cached: their cumulative weights */
+	/* RING_HASH, MAGLEV with locality weighting: the candidates'
+	 * normalized weights (Envoy's normalizeLocalityWeights); NULL: each
+	 * one's weight / the candidates' total */
+	const double *nw;
 };
 
 static bool takes(const struct cset *c, const struct arn_cfg_endpoint *ep, size_t idx)
@@ -166,6 +170,7 @@ static void cset_of(struct cset *c, const struct http_lb_in *in, size_t p, int m
 	c->until = until;
 	c->cand = NULL;
 	c->cum = NULL;
+	c->nw = NULL;
 	uint32_t w0 = 0;
 	size_t k = c->base;
 	for (size_t l = 0; l < pr->n_localities; l++) {
@@ -404,6 +409,15 @@ static double ring_scale(const struct arn_cfg_cluster *cl, size_t n_all, double 
 	return m < s ? m : s;
 }
 
+/* The normalized weight of candidate @p j (@p e) of @p c, whose weights
+ * total @p tw: Envoy's normalizeHostWeights (w x 1.0 / the total) or,
+ * with locality weighting, normalizeLocalityWeights' (c->nw). */
+static double cand_nw(const struct cset *c, uint64_t j, const struct arn_cfg_endpoint *e,
+		      uint64_t tw)
+{
+	return c->nw ? c->nw[j] : (double)ep_weight(e) * 1.0 / (double)tw;
+}
+
 /* Envoy's ring over the candidates of @p c (RingHashLoadBalancer::Ring,
  * over normalizeHostWeights' weights: w / the candidates' total): its
  * scale in *@p scale, the total weight in *@p sum. @return the points. */
@@ -418,8 +432,8 @@ static uint64_t ring_plan(const struct cset *c, const struct arn_cfg_cluster *cl
 		tw += ep_weight(e);
 	double min_nw = 1.0;
 	cit_init(&it, c);
-	while ((e = cit_next(&it))) {
-		double nw = (double)ep_weight(e) * 1.0 / (double)tw;
+	for (uint64_t j = 0; (e = cit_next(&it)); j++) {
+		double nw = cand_nw(c, j, e, tw);
 		if (nw < min_nw)
 			min_nw = nw;
 	}
@@ -430,8 +444,8 @@ static uint64_t ring_plan(const struct cset *c, const struct arn_cfg_cluster *cl
 	double cur = 0, tgt = 0;
 	uint64_t pts = 0;
 	cit_init(&it, c);
-	while ((e = cit_next(&it))) {
-		tgt += *scale * ((double)ep_weight(e) * 1.0 / (double)tw);
+	for (uint64_t j = 0; (e = cit_next(&it)); j++) {
+		tgt += *scale * cand_nw(c, j, e, tw);
 		for (; cur < tgt; cur++)
 			pts++;
 	}
@@ -461,7 +475,7 @@ static void ring_points(const struct cset *c, const struct arn_cfg_cluster *cl, 
 	for (uint32_t j = 0; (e = cit_next(&it)); j++) {
 		size_t base = host_key_str(e, b);
 		b[base++] = '_';
-		tgt += scale * ((double)ep_weight(e) * 1.0 / (double)sum);
+		tgt += scale * cand_nw(c, j, e, sum);
 		for (uint64_t i = 0; cur < tgt; i++, cur++)
 			sink->fn(sink, ring_hash(cl->ring_hash_fn, b, base + u64_dec(b + base, i)),
 				 j, e);
@@ -474,6 +488,40 @@ size_t http_lb_table_entries(const struct arn_cfg_cluster *cl, const struct arn_
 	*clipped = false;
 	if (!cl || !eps || !eps->n_endpoints)
 		return 0;
+	if (cl->lb == ARN_CFG_LB_RING_HASH && cl->locality_weighted) {
+		/* the lightest normalized weight a candidate can have: at
+		 * least the lightest locality weight / the priority's
+		 * localities' total x the lightest host weight / the
+		 * priority's host total (any candidates, any merging) */
+		double min_nw = 1.0;
+		for (size_t p = 0; p < eps->n_priorities; p++) {
+			const struct arn_cfg_priority *pr = &eps->priorities[p];
+			uint64_t lsum = 0, lmin = UINT64_MAX, tw = 0, wmin = UINT64_MAX;
+			for (size_t l = 0; l < pr->n_localities; l++) {
+				const struct arn_cfg_locality *lo = &pr->localities[l];
+				lsum += lo->weight;
+				if (lo->weight && lo->weight < lmin)
+					lmin = lo->weight;
+				for (size_t i = 0; i < lo->n_endpoints; i++) {
+					uint64_t w = ep_weight(&lo->endpoints[i]);
+					tw += w;
+					if (w < wmin)
+						wmin = w;
+				}
+			}
+			if (!lsum || !tw)
+				continue;
+			double m = (double)lmin / (double)lsum * ((double)wmin / (double)tw);
+			if (m < min_nw)
+				min_nw = m;
+		}
+		uint64_t n = eps->n_endpoints, lim = ring_lim(n);
+		uint64_t mx = ring_max(cl) < lim ? ring_max(cl) : lim;
+		double s = ceil(min_nw * (double)ring_min(cl)) / min_nw;
+		*clipped = s > (double)lim && ring_max(cl) > lim;
+		double b = (double)ring_min(cl) + ceil(1.0 / min_nw) + 1.0;
+		return (b < (double)mx ? (uint64_t)b : mx) + 2;
+	}
 	if (cl->lb == ARN_CFG_LB_RING_HASH) {
 		uint64_t n = 0, tw = 0, wmin = UINT64_MAX;
 		for (size_t p = 0; p < eps->n_priorities; p++)
@@ -739,6 +787,13 @@ static uint64_t maglev_next_round(uint64_t r, double nw, double t)
 	return nr;
 }
 
+/* The normalized weight of cache @p k's candidate @p j, the candidates'
+ * weights totalling @p sum (see cand_nw). */
+static double mag_nw(const struct http_lb_cache *k, uint64_t j, uint64_t sum)
+{
+	return k->nw_on ? k->nw[j] : (double)ep_weight(k->cand[j]) * 1.0 / (double)sum;
+}
+
 /*
  * Cache @p k's Maglev table over its candidates: Envoy's
  * (maglev_lb.cc, OriginalMaglevTable). The hosts are sorted by their hash
@@ -776,7 +831,7 @@ static void maglev_build(struct http_lb_cache *k, bool equal)
 		uint64_t off = XXH64(b, len, 0) % m;
 		uint64_t skip = m > 1 ? XXH64(b, len, 1) % (m - 1) + 1 : 1;
 		st[s] = off | skip << 32; /* the next entry to try, the skip */
-		double nw = (double)ep_weight(e) * 1.0 / (double)sum;
+		double nw = mag_nw(k, ord[s], sum);
 		if (nw > maxw)
 			maxw = nw;
 	}
@@ -795,7 +850,7 @@ static void maglev_build(struct http_lb_cache *k, bool equal)
 		/* past 2^24 hosts (no room in a heap key): Envoy's rounds */
 		for (uint64_t round = 1; filled < m; round++)
 			for (uint64_t s = 0; s < n && filled < m; s++) {
-				double nw = (double)ep_weight(k->cand[ord[s]]) * 1.0 / (double)sum;
+				double nw = mag_nw(k, ord[s], sum);
 				if ((double)round * nw < dget(&tg[s]))
 					continue;
 				dset(&tg[s], dget(&tg[s]) + maxw);
@@ -809,7 +864,7 @@ static void maglev_build(struct http_lb_cache *k, bool equal)
 			maglev_take(t, m, &st[s], (uint32_t)ord[s]);
 			double tt = dget(&tg[s]) + maxw;
 			dset(&tg[s], tt);
-			double nw = (double)ep_weight(k->cand[ord[s]]) * 1.0 / (double)sum;
+			double nw = mag_nw(k, ord[s], sum);
 			heap[0] = maglev_next_round(r, nw, tt) << 24 | s;
 			mheap_down(heap, 0, n);
 		}
@@ -819,22 +874,26 @@ static void maglev_build(struct http_lb_cache *k, bool equal)
 
 /* Weighted rendezvous hashing's score of @p e for key @p hash:
  * w / -ln(u), u in (0, 1); the highest wins. */
-static double rendezvous(uint64_t hash, const struct arn_cfg_endpoint *e)
+static double rendezvous(uint64_t hash, const struct arn_cfg_endpoint *e, double w)
 {
 	uint64_t h = mix64(hash ^ mix64(((uint64_t)e->addr << 16) | e->port));
 	double u = ((double)(h >> 11) + 0.5) / 9007199254740992.0;
-	return (double)ep_weight(e) / -log(u);
+	return w / -log(u);
 }
 
 /*
  * A hashed pick without a table: RING_HASH's ring answer computed from
  * the candidates' points (the same host as the ring: O(points)), MAGLEV's
  * weighted rendezvous hashing (the candidate with the highest score).
- * Over the cached list or, without one, in place.
+ * Over the cached list (its normalized weights @p nw with locality
+ * weighting) or, without one, in place.
  */
 static const struct arn_cfg_endpoint *__attribute__((noinline))
-hash_walk(const struct cset *c, bool ring, uint64_t hash)
+hash_walk(const struct cset *pc, const double *nw, bool ring, uint64_t hash)
 {
+	struct cset cc = *pc;
+	cc.nw = nw; /* the cache's list: its weights (NULL: none, or a walk) */
+	const struct cset *c = &cc;
 	const struct arn_cfg_endpoint *win = NULL;
 	double best = -1;
 	if (ring) {
@@ -853,7 +912,7 @@ hash_walk(const struct cset *c, bool ring, uint64_t hash)
 			    c->cand ? c->cand[i] : &c->pr->localities[l].endpoints[i];
 			if (!c->cand && !takes(c, e, x))
 				continue;
-			double s = rendezvous(hash, e);
+			double s = rendezvous(hash, e, c->nw ? c->nw[i] : (double)ep_weight(e));
 			if (s > best) {
 				best = s;
 				win = e;
@@ -882,7 +941,7 @@ hash_pick(const struct cset *c, const struct http_lb_cache *t, uint8_t lb, uint6
 		hash ^= ~0ull - attempt + 1;
 	if (t && t->tab_kind == HTTP_LB_TAB_MAGLEV && lb == ARN_CFG_LB_MAGLEV)
 		return c->cand[t->mag[hash % t->tab_n]];
-	return hash_walk(c, lb == ARN_CFG_LB_RING_HASH, hash);
+	return hash_walk(c, t && t->nw_on ? t->nw : NULL, lb == ARN_CFG_LB_RING_HASH, hash);
 }
 
 int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
@@ -1170,6 +1229,69 @@ static bool lw_build(const struct http_lb_in *in, struct http_lb_cache *k, const
 	return true;
 }
 
+/* RING_HASH and MAGLEV with locality weighting: @p c's candidates into
+ * cache @p k in Envoy's order (the localities as lw_build sorts and
+ * merges them, those of weight 0 left out) with Envoy's normalized
+ * weights (thread_aware_lb_impl.cc normalizeLocalityWeights: a host's
+ * weight x its locality's weight / the priority's localities' total /
+ * its locality's candidates' total; the raw weights, not the effective
+ * ones, and the total counts localities without candidates, as Envoy's).
+ * @return the candidates: 0 when no locality has a weight (Envoy's
+ * table is then empty: no host). */
+static uint64_t lw_hash_build(struct http_lb_cache *k, const struct cset *c)
+{
+	const struct arn_cfg_priority *pr = c->pr;
+	size_t nl = pr->n_localities;
+	uint64_t *ord = k->loc_tmp, *xb = k->loc_tmp + nl;
+	size_t x = c->base;
+	for (size_t l = 0; l < nl; l++) {
+		ord[l] = l;
+		xb[l] = x;
+		x += pr->localities[l].n_endpoints;
+	}
+	loc_sort(pr, ord, nl);
+	uint64_t lsum = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t n = 0, tw = 0;
+		for (size_t g = 0; g < nl;) {
+			size_t e = g + 1;
+			while (e < nl && loc_cmp(pr, ord[g], ord[e]) == 0)
+				e++;
+			uint32_t w = 0;
+			for (size_t j = g; j < e; j++)
+				if (pr->localities[ord[j]].weight)
+					w = pr->localities[ord[j]].weight;
+			if (!pass) {
+				lsum += w;
+				g = e;
+				continue;
+			}
+			uint64_t first = n, ltw = 0;
+			for (size_t j = g; w && j < e; j++) {
+				const struct arn_cfg_locality *lo = &pr->localities[ord[j]];
+				for (size_t i = 0; i < lo->n_endpoints; i++) {
+					const struct arn_cfg_endpoint *ep = &lo->endpoints[i];
+					if (!takes(c, ep, xb[ord[j]] + i))
+						continue;
+					ltw += ep_weight(ep);
+					tw += ep_weight(ep);
+					k->cand[n] = ep;
+					k->cum[n++] = tw;
+				}
+			}
+			double nlw = (double)w / (double)lsum;
+			for (uint64_t j = first; j < n; j++)
+				k->nw[j] = (double)ep_weight(k->cand[j]) * nlw / (double)ltw;
+			g = e;
+		}
+		if (!pass && lsum == 0)
+			return 0;
+		if (pass)
+			return n;
+	}
+	return 0;
+}
+
 /* Envoy's locality first (the EDF's pick), then the policy within it:
  * @p c and *@p stride narrowed to its candidates. Out of line, as
  * hash_pick. @return its round-robin counter, or NULL: the cache has no
@@ -1274,6 +1396,23 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	k->n_loc = 0;
 	k->loc_short = false;
 	k->lw = false;
+	k->nw_on = false;
+	bool hashed = lb == ARN_CFG_LB_RING_HASH || lb == ARN_CFG_LB_MAGLEV;
+	if (c.n && hashed && in->cluster && in->cluster->locality_weighted && k->nw) {
+		if (c.pr->n_localities > k->loc_cap) {
+			k->loc_short = true; /* another generation's: the pick walks */
+		} else {
+			n = lw_hash_build(k, &c);
+			tw = n ? k->cum[n - 1] : 0;
+			for (uint64_t j = 1; j < n; j++)
+				if (k->nw[j] != k->nw[0] ||
+				    k->cand[j]->weight != k->cand[0]->weight)
+					equal = false;
+			k->nw_on = true;
+			same = false; /* the table is built again with the list */
+			c.n = 0;      /* listed */
+		}
+	}
 	/* one locality is the whole priority: picking it first changes
 	 * nothing (its weight 0 too: then no schedule, one list) */
 	bool lw = c.n && !panic && in->cluster && in->cluster->locality_weighted &&
@@ -1322,7 +1461,8 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 		k->tab_kind = HTTP_LB_TAB_NONE;
 		k->tab_n = 0;
 		if (n && lb == ARN_CFG_LB_RING_HASH && k->ring) {
-			struct cset kc = {.in = in, .n = n, .cand = k->cand};
+			struct cset kc = {
+			    .in = in, .n = n, .cand = k->cand, .nw = k->nw_on ? k->nw : NULL};
 			if (ring_build(k, &kc, in->cluster, in->eps->n_endpoints))
 				k->tab_kind = HTTP_LB_TAB_RING;
 			k->tab_builds++;
@@ -1369,7 +1509,7 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		out->panic = false;
 		choose(in, panic_pct, &c, &out->panic, NULL);
 		if (c.n && !out->panic && in->cluster && in->cluster->locality_weighted &&
-		    c.pr->n_localities > 1)
+		    c.pr->n_localities > 1 && lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV)
 			lw_walk(in, &c, &one);
 	}
 	if (c.n == 0)
@@ -1407,6 +1547,12 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	case ARN_CFG_LB_MAGLEV:
 		if (in->has_hash) {
 			out->ep = hash_pick(&c, c.cand ? k : NULL, lb, in->hash, in->attempt);
+			break;
+		}
+		if (c.cand && k->nw_on) {
+			/* no hash: Envoy's random one, through the table
+			 * (the locality weights are in it) */
+			out->ep = hash_pick(&c, k, lb, in->rand, 0);
 			break;
 		}
 		out->ep =

@@ -432,6 +432,8 @@ static struct http_lb_cache *lb_caches(size_t n, unsigned nw, uint8_t kind, size
 	size_t head = nw * sizeof(struct http_lb_cache);
 	size_t per = n * (sizeof(const struct arn_cfg_endpoint *) + sizeof(uint64_t));
 	per += nloc * (sizeof(struct http_lb_loc) + 2 * sizeof(uint64_t) + sizeof(uint64_t));
+	if (nloc && kind != HTTP_LB_TAB_NONE)
+		per += n * sizeof(double); /* the normalized weights */
 	if (kind == HTTP_LB_TAB_RING)
 		per += tab * sizeof(struct http_lb_point);
 	else if (kind == HTTP_LB_TAB_MAGLEV)
@@ -456,6 +458,10 @@ static struct http_lb_cache *lb_caches(size_t n, unsigned nw, uint8_t kind, size
 			p += 2 * nloc * sizeof(uint64_t);
 			c[w].loc_heap = (uint32_t *)(void *)p; /* 8 bytes each: aligned */
 			p += nloc * sizeof(uint64_t);
+			if (kind != HTTP_LB_TAB_NONE) {
+				c[w].nw = (double *)(void *)p;
+				p += n * sizeof(double);
+			}
 		}
 		if (kind == HTTP_LB_TAB_RING) {
 			c[w].tab_cap = tab;

@@ -1054,11 +1054,11 @@ static void test_cluster_override_host_status(void **state)
 
 /* common_lb_config.locality_weighted_lb_config (Envoy Gateway writes it on
  * every cluster): accepted, an empty message, on STATIC and EDS clusters
- * with ROUND_ROBIN, LEAST_REQUEST or RANDOM; refused with RING_HASH and
- * MAGLEV (Envoy's normalized weights are not built); zone_aware_lb_config
- * stays refused by name (and unknown bytes inside the message by
- * conv_only, which JSON cannot carry here). A locality's weight
- * counts only beside a locality (Envoy's PriorityStateManager). */
+ * with every lb_policy (RING_HASH and MAGLEV take Envoy's normalized
+ * weights); zone_aware_lb_config stays refused by name (and unknown bytes
+ * inside the message by conv_only, which JSON cannot carry here). A
+ * locality's weight counts only beside a locality (Envoy's
+ * PriorityStateManager). */
 #define LW_CLUSTER(lb, clb)                                                                        \
 	"{\"name\":\"api\",\"type\":\"STATIC\",\"connect_timeout\":\"0.25s\",\"lb_policy\":\"" lb  \
 	"\",\"common_lb_config\":{" clb "},"                                                       \
@@ -1087,11 +1087,10 @@ static void test_cluster_locality_weighted(void **state)
 	assert_int_equal(v.endpoints->priorities[0].localities[1].weight, 0); /* no locality */
 	tc_ok(C, LW_CLUSTER("ROUND_ROBIN", "\"healthy_panic_threshold\":{\"value\":25}"));
 	assert_false(cluster("api")->locality_weighted);
-	tc_refused(C, LW_CLUSTER("RING_HASH", "\"locality_weighted_lb_config\":{}"),
-		   "common_lb_config.locality_weighted_lb_config: not supported with lb_policy "
-		   "RING_HASH or MAGLEV");
-	tc_refused(C, LW_CLUSTER("MAGLEV", "\"locality_weighted_lb_config\":{}"),
-		   "locality_weighted_lb_config: not supported with lb_policy RING_HASH or MAGLEV");
+	tc_ok(C, LW_CLUSTER("RING_HASH", "\"locality_weighted_lb_config\":{}"));
+	assert_true(cluster("api")->locality_weighted);
+	tc_ok(C, LW_CLUSTER("MAGLEV", "\"locality_weighted_lb_config\":{}"));
+	assert_true(cluster("api")->locality_weighted);
 	tc_refused(C, LW_CLUSTER("ROUND_ROBIN", "\"zone_aware_lb_config\":{}"),
 		   "zone_aware_lb_config");
 	tc_ok(C, "{\"name\":\"eds\",\"type\":\"EDS\",\"connect_timeout\":\"1s\",\"lb_policy\":"

@@ -3,7 +3,8 @@
 # rule's traffic among its backendRefs (each in a locality of its own,
 # common_lb_config.locality_weighted_lb_config) follows the localities'
 # weights, counted by Arion's own per-host counters on /clusters and by the
-# nginx that answered; without the option the same endpoints share by host.
+# nginx that answered; without the option the same endpoints share by host;
+# MAGLEV's table follows Envoy's normalized weights.
 # Real binary, two nginx in a namespace, curl (e2e_lib.sh).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
@@ -49,6 +50,17 @@ within "${ra:-0}" 100 20 && within "${rb:-0}" 300 20 &&
 set -- $(split 82 400)
 within "$1" 200 20 && within "$2" 200 20 && ok "no locality weighting: 1:1 by host ($1:$2)" ||
 	bad "no locality weighting: a=$1 b=$2"
+
+# ---- MAGLEV, localities 1:3, 400 keys: the table's shares are Envoy's
+# normalized weights (1/4, 3/4), each key on one host
+urls=$(for i in $(seq 400); do printf 'http://%s:83/?k=key%s ' "$us" "$i"; done)
+out=$(cc $urls)
+a=$(grep -c upstream-a <<<"$out") b=$(grep -c upstream-b <<<"$out")
+within "$a" 100 40 && within "$b" 300 40 && ok "maglev 1:3 by locality ($a:$b)" ||
+	bad "maglev 1:3 by locality: a=$a b=$b"
+again=$(cc "http://$us:83/?k=key7" "http://$us:83/?k=key7" "http://$us:83/?k=key7" | sort -u | wc -l)
+expect_one() { [ "$1" = 1 ] && ok "$2" || bad "$2: $1 different answers"; }
+expect_one "$again" "maglev: a key stays on its host"
 
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish

@@ -395,6 +395,166 @@ static void test_lw_without_cache(void **state)
 	}
 }
 
+/* The worker's table for RING_HASH / MAGLEV, as http_rt.c sizes it. */
+static void lw_hash_cache(struct lwfix *f)
+{
+	bool clipped;
+	size_t tab = http_lb_table_entries(&f->cl, &f->eps, &clipped);
+	f->k.tab_cap = tab;
+	if (f->cl.lb == ARN_CFG_LB_RING_HASH) {
+		f->k.ring = calloc(tab, sizeof(*f->k.ring));
+		assert_non_null(f->k.ring);
+	} else {
+		f->k.mag = calloc(tab, sizeof(*f->k.mag));
+		f->k.scratch = calloc(4 * LW_EPS, sizeof(*f->k.scratch));
+		assert_non_null(f->k.mag);
+		assert_non_null(f->k.scratch);
+	}
+	f->k.nw = f->cl.locality_weighted ? calloc(LW_EPS, sizeof(double)) : NULL;
+	f->cl.ring_min_size = 1024; /* the configuration's defaults */
+	f->cl.ring_max_size = 8 * 1024 * 1024;
+	f->cl.maglev_table_size = 65537;
+}
+
+static void lw_hash_free(struct lwfix *f)
+{
+	free(f->k.ring);
+	free(f->k.mag);
+	free(f->k.scratch);
+	free(f->k.nw);
+	f->k.ring = NULL;
+	f->k.mag = NULL;
+	f->k.scratch = NULL;
+	f->k.nw = NULL;
+}
+
+/* The endpoint index key @p key lands on (-1: no host). */
+static int lwhpick(struct lwfix *f, uint64_t key)
+{
+	struct http_lb_in in = {.cluster = &f->cl,
+				.eps = &f->eps,
+				.has_hash = true,
+				.hash = key,
+				.cache = &f->k,
+				.epoch = f->epoch};
+	struct http_lb_out out;
+	if (http_lb_pick(&in, &out))
+		return -1;
+	return (int)(out.ep - f->ep);
+}
+
+/* The ring's points (or the Maglev table's entries) of endpoint @p e. */
+static size_t table_share(const struct lwfix *f, int e)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->k.tab_n; i++) {
+		uint32_t idx = f->k.tab_kind == HTTP_LB_TAB_RING ? f->k.ring[i].idx : f->k.mag[i];
+		n += f->k.cand[idx] - f->ep == e;
+	}
+	return n;
+}
+
+/*
+ * RING_HASH and MAGLEV with locality weighting take Envoy's normalized
+ * weights (normalizeLocalityWeights): a host's weight / its locality's
+ * candidates' total x its locality's weight / the priority's localities'
+ * total. Localities 1 and 3 of 2 hosts each: 1/8, 1/8, 3/8, 3/8, so the
+ * ring (scale ceil(1/8 x 1,024) / (1/8) = 1,024) has 128, 128, 384 and 384
+ * points, where without the option it has 256 each. The second
+ * locality's hosts all down: the first's keep 1/8 each (the total counts
+ * the empty locality, as Envoy's), 128 points each, 256 in all. Every
+ * locality without a weight: Envoy's table is empty, no host.
+ */
+static void test_lw_ring_normalized(void **state)
+{
+	(void)state;
+	static const unsigned hosts[] = {2, 2};
+	static const uint32_t w[] = {1, 3};
+	static const size_t want[4] = {128, 128, 384, 384};
+	struct lwfix f;
+	lw_setup(&f, ARN_CFG_LB_RING_HASH, 2, hosts, w);
+	lw_hash_cache(&f);
+	assert_true(lwhpick(&f, 1) >= 0);
+	assert_int_equal(f.k.tab_kind, HTTP_LB_TAB_RING);
+	assert_int_equal(f.k.tab_n, 1024);
+	for (int e = 0; e < 4; e++)
+		assert_int_equal(table_share(&f, e), want[e]);
+	/* keys land by those shares: about 3/4 on the second locality */
+	int second = 0;
+	for (uint64_t i = 0; i < 4000; i++)
+		second += lwhpick(&f, mix(i)) >= 2;
+	assert_true(second > 2800 && second < 3200);
+	/* no hash: Envoy's random one, through the same ring */
+	struct http_lb_in in = {.cluster = &f.cl, .eps = &f.eps, .cache = &f.k, .epoch = f.epoch};
+	struct http_lb_out out;
+	second = 0;
+	for (uint64_t i = 0; i < 4000; i++) {
+		in.rand = mix(i);
+		assert_int_equal(http_lb_pick(&in, &out), 0);
+		second += out.ep - f.ep >= 2;
+	}
+	assert_true(second > 2800 && second < 3200);
+
+	f.ep[2].health = f.ep[3].health = ARN_CFG_HEALTH_UNHEALTHY;
+	f.epoch++;
+	assert_true(lwhpick(&f, 1) < 2);
+	assert_int_equal(f.k.tab_n, 256);
+	assert_int_equal(table_share(&f, 0), 128);
+	assert_int_equal(table_share(&f, 1), 128);
+	lw_hash_free(&f);
+
+	lw_setup(&f, ARN_CFG_LB_RING_HASH, 2, hosts, w);
+	f.cl.locality_weighted = false;
+	lw_hash_cache(&f);
+	assert_true(lwhpick(&f, 1) >= 0);
+	for (int e = 0; e < 4; e++)
+		assert_int_equal(table_share(&f, e), 256);
+	lw_hash_free(&f);
+
+	static const uint32_t none[] = {0, 0};
+	lw_setup(&f, ARN_CFG_LB_RING_HASH, 2, hosts, none);
+	lw_hash_cache(&f);
+	assert_int_equal(lwhpick(&f, 1), -1);
+	lw_hash_free(&f);
+}
+
+/*
+ * MAGLEV: localities 1 and 3 of one host each, normalized weights 1/4 and
+ * 3/4: Envoy's weighted rounds give the first host a turn in round 1 and
+ * every third round after, the second every round, 16,385 and 49,152 of
+ * 65,537 entries. One locality of weight 5 gives the table Envoy builds
+ * without the option: every key on the same host.
+ */
+static void test_lw_maglev_normalized(void **state)
+{
+	(void)state;
+	static const unsigned h11[] = {1, 1};
+	static const uint32_t w13[] = {1, 3};
+	struct lwfix f;
+	lw_setup(&f, ARN_CFG_LB_MAGLEV, 2, h11, w13);
+	lw_hash_cache(&f);
+	assert_true(lwhpick(&f, 1) >= 0);
+	assert_int_equal(f.k.tab_kind, HTTP_LB_TAB_MAGLEV);
+	assert_int_equal(table_share(&f, 0), 16385);
+	assert_int_equal(table_share(&f, 1), 49152);
+	lw_hash_free(&f);
+
+	static const unsigned h4[] = {4};
+	static const uint32_t w5[] = {5};
+	struct lwfix g;
+	lw_setup(&f, ARN_CFG_LB_MAGLEV, 1, h4, w5);
+	lw_setup(&g, ARN_CFG_LB_MAGLEV, 1, h4, w5);
+	for (int e = 0; e < 4; e++)
+		f.ep[e].weight = g.ep[e].weight = (uint32_t)e + 1;
+	g.cl.locality_weighted = false;
+	lw_hash_cache(&f);
+	lw_hash_cache(&g);
+	for (uint64_t i = 0; i < 2000; i++)
+		assert_int_equal(lwhpick(&f, mix(i)), lwhpick(&g, mix(i)));
+	lw_hash_free(&f);
+	lw_hash_free(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +566,8 @@ int main(void)
 	    cmocka_unit_test(test_lw_locality_order_and_merge),
 	    cmocka_unit_test(test_lw_policies_and_degraded),
 	    cmocka_unit_test(test_lw_without_cache),
+	    cmocka_unit_test(test_lw_ring_normalized),
+	    cmocka_unit_test(test_lw_maglev_normalized),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
