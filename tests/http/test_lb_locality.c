@@ -4,7 +4,8 @@
  * its localities by Envoy's EDF over their effective weights, then the
  * lb_policy within the chosen locality. The expected sequences are Envoy's
  * EdfScheduler (edf_scheduler.h: createWithPicks, pickAndAdd) over
- * effectiveLocalityWeight (upstream_impl.cc), as of Envoy 1.31 to 1.36,
+ * effectiveLocalityWeight (upstream_impl.cc; the createWithPicks start of
+ * the runtime guard edf_lb_locality_scheduler_init_fix, on by default),
  * computed by a transcription of that code and written out here. Picks
  * are counted, nothing is timed.
  */
