@@ -1268,6 +1268,11 @@ struct arn_cfg_endpoint {
 	 * (NULL: the cluster's name) */
 	uint16_t hc_port;
 	const char *hc_hostname;
+	/* LbEndpoint.metadata.filter_metadata["envoy.transport_socket_match"]:
+	 * its fields, which choose the cluster's transport_socket_matches
+	 * entry (arn_cfg_tsm_resolve); n_tsm 0: none */
+	const struct arn_cfg_tsm_kv *tsm;
+	uint8_t n_tsm;
 };
 
 struct arn_cfg_locality {
@@ -1281,6 +1286,43 @@ struct arn_cfg_priority {
 	struct arn_cfg_locality *localities;
 	size_t n_localities;
 	size_t n_endpoints;
+};
+
+/*
+ * transport_socket_matches: one field of a match's `match` Struct or of an
+ * endpoint's envoy.transport_socket_match metadata, compared as Envoy's
+ * ValueUtil::equal (same kind, same value; numbers as doubles).
+ */
+#define ARN_CFG_TSM_MAX 64	  /* transport_socket_matches per cluster */
+#define ARN_CFG_TSM_FIELDS_MAX 16 /* fields of a match, or of an endpoint's metadata */
+#define ARN_CFG_TSM_STR_MAX 256	  /* bytes of a key or a string value */
+enum arn_cfg_tsm_kind {
+	ARN_CFG_TSM_OTHER = 0, /* an endpoint's list or struct: equals no match value */
+	ARN_CFG_TSM_NULL,
+	ARN_CFG_TSM_NUMBER,
+	ARN_CFG_TSM_STRING,
+	ARN_CFG_TSM_BOOL,
+};
+struct arn_cfg_tsm_kv {
+	const char *key;
+	uint16_t key_len;
+	uint8_t kind; /* enum arn_cfg_tsm_kind */
+	bool b;
+	uint16_t str_len;
+	const char *str;
+	double num;
+};
+
+struct arn_cfg_cluster;
+/** One Cluster.TransportSocketMatch, or a cluster's default (its own
+ * transport_socket, named "default" as Envoy's stats). */
+struct arn_cfg_ts_match {
+	const struct arn_cfg_cluster *cluster; /* the cluster that holds it */
+	const char *name;
+	const struct arn_cfg_tsm_kv *kv; /* the match's fields; none: every endpoint */
+	uint8_t n_kv;
+	bool is_default;
+	struct arn_cfg_tls *tls; /* NULL: plain text (raw_buffer, or no socket) */
 };
 
 /** A ClusterLoadAssignment (EDS), or a STATIC cluster's load_assignment. */
@@ -1337,7 +1379,27 @@ struct arn_cfg_cluster {
 	bool locality_weighted;
 	/* STRICT_DNS, LOGICAL_DNS: resolution settings; NULL otherwise */
 	const struct arn_cfg_dns *dns;
+	/* transport_socket_matches, in order (n_ts_matches 0: none, every
+	 * endpoint uses upstream_tls); ts_default: upstream_tls as the match
+	 * no entry gave (its cluster set when there are matches) */
+	struct arn_cfg_ts_match *ts_matches;
+	size_t n_ts_matches;
+	struct arn_cfg_ts_match ts_default;
+	/* HTTP/1.1 (http.upstream 0) and no TLS toward any endpoint (no
+	 * upstream_tls, no transport_socket_matches): the pools' usual
+	 * checkout, one test (http_up_acquire) */
+	bool plain_h1;
 };
+
+/**
+ * The transport socket endpoint @p ep of cluster @p c connects with, as
+ * Envoy's TransportSocketMatcherImpl::resolve: the first match all of whose
+ * fields equal the endpoint's envoy.transport_socket_match metadata (a
+ * match without fields matches every endpoint), else &c->ts_default.
+ * @return a pointer into @p c (never NULL).
+ */
+const struct arn_cfg_ts_match *arn_cfg_tsm_resolve(const struct arn_cfg_cluster *c,
+						   const struct arn_cfg_endpoint *ep);
 
 /** A cluster and the endpoints that serve it, as of one generation. */
 struct arn_cfg_cluster_view {

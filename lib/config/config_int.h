@@ -175,6 +175,10 @@ int conv_dep(struct conv *c, enum arn_cfg_type t, const char *name, size_t len, 
 void conv_endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoints *e);
 /** A STRICT_DNS / LOGICAL_DNS cluster's settings and load_assignment (conv_dns.c). */
 void conv_cluster_dns(struct conv *c, struct pb cl, struct arn_cfg_cluster *out);
+/** A cluster's transport_socket_matches (after its transport_socket), and
+ * an endpoint's envoy.transport_socket_match metadata (conv_tsm.c). */
+void conv_tsm_cluster(struct conv *c, struct pb cl, struct arn_cfg_cluster *out);
+void conv_tsm_endpoint(struct conv *c, const upb_Map *filter_metadata, struct arn_cfg_endpoint *ep);
 /** Pool copies. */
 const char *conv_str(struct conv *c, upb_StringView s);
 const char *conv_lstr(struct conv *c, upb_StringView s); /* lower case */

@@ -46,12 +46,14 @@ static void endpoint_hc_config(struct conv *c, struct pb hcc, struct arn_cfg_end
  * filter_metadata["envoy.lb"] string "hash_key", when it is set and not
  * empty, instead of its address (HashingLoadBalancer::hashKey). Arion's
  * tables hash the address (lib/http/http_lb.c), so such a key is refused
- * rather than sending every key to another host than Envoy's. The rest
- * of the metadata is accepted and not acted on.
+ * rather than sending every key to another host than Envoy's.
+ * envoy.transport_socket_match chooses the endpoint's transport socket
+ * (conv_tsm.c). The rest of the metadata is accepted and not acted on.
  */
-static void endpoint_metadata(struct conv *c, struct pb md)
+static void endpoint_metadata(struct conv *c, struct pb md, struct arn_cfg_endpoint *ep)
 {
 	const upb_Map *fm = upb_Message_Get(md.m, pb_field(md, "filter_metadata")).map_val;
+	conv_tsm_endpoint(c, fm, ep); /* envoy.transport_socket_match (conv_tsm.c) */
 	upb_MessageValue v;
 	if (!fm || !upb_Map_Get(fm, (upb_MessageValue){.str_val = {"envoy.lb", 8}}, &v) ||
 	    !v.msg_val)
@@ -161,7 +163,7 @@ void conv_endpoints_into(struct conv *c, struct pb cla, struct arn_cfg_endpoints
 			}
 			struct pb md = pb_msg(lbe, "metadata");
 			if (md.m)
-				endpoint_metadata(c, md);
+				endpoint_metadata(c, md, ep);
 			int32_t hs = pb_i32(lbe, "health_status");
 			if (hs < 0 || hs > 5)
 				conv_err(c, "health_status", "unknown value %d", hs);
@@ -625,7 +627,8 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 		  "http2_protocol_options,typed_extension_protocol_options,dns_lookup_family,dns_"
 		  "refresh_rate,respect_dns_ttl,wait_for_warm_on_init,outlier_detection,cleanup_"
 		  "interval,ring_hash_lb_config,maglev_lb_config,least_request_lb_config,round_"
-		  "robin_lb_config,common_lb_config,transport_socket,metadata,ignore_health_on_"
+		  "robin_lb_config,common_lb_config,transport_socket,transport_socket_matches,"
+		  "metadata,ignore_health_on_"
 		  "host_removal,track_timeout_budgets,dns_failure_refresh_rate,dns_resolvers,use_"
 		  "tcp_for_dns_lookups,typed_dns_resolver_config,dns_resolution_config,"
 		  "upstream_connection_options");
@@ -844,6 +847,7 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 	struct pb ts = pb_msg(cl, "transport_socket");
 	if (ts.m)
 		out->upstream_tls = conv_tls(c, ts, false);
+	conv_tsm_cluster(c, cl, out);
 	/* endpoints; a DNS cluster's come from its resolver (conv_dns.c),
 	 * its load_assignment checked first as an EDS update is, but with
 	 * hostnames */

@@ -290,6 +290,20 @@ int arn_rules_cluster(const envoy_config_cluster_v3_Cluster *c, const char *path
 		n += arn_rules_transport_socket(
 		    envoy_config_core_v3_TransportSocket_typed_config(ts),
 		    cat(p, sizeof(p), path, ".transport_socket.typed_config"), arena, sink);
+	/* X13 for every transport_socket_matches entry's socket too */
+	size_t nm = 0;
+	const envoy_config_cluster_v3_Cluster_TransportSocketMatch *const *tm =
+	    envoy_config_cluster_v3_Cluster_transport_socket_matches(c, &nm);
+	for (size_t i = 0; i < nm; i++) {
+		const envoy_config_core_v3_TransportSocket *mts =
+		    envoy_config_cluster_v3_Cluster_TransportSocketMatch_transport_socket(tm[i]);
+		if (mts != NULL && envoy_config_core_v3_TransportSocket_typed_config(mts) != NULL)
+			n += arn_rules_transport_socket(
+			    envoy_config_core_v3_TransportSocket_typed_config(mts),
+			    cat(p, sizeof(p), path,
+				".transport_socket_matches[%zu].transport_socket.typed_config", i),
+			    arena, sink);
+	}
 	return n;
 }
 

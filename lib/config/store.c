@@ -1070,6 +1070,14 @@ static bool cluster_tls_error(struct arn_config_store *s, const struct arn_cfg_c
 		snprintf(buf, cap, "%stransport_socket: %s", who, err);
 		return true;
 	}
+	for (size_t i = 0; i < c->n_ts_matches; i++)
+		if (tls_try(s, c->ts_matches[i].tls, false, c, over_e, over, err, sizeof(err)) <
+		    0) {
+			snprintf(buf, cap,
+				 "%stransport_socket_matches[%zu] '%s': transport_socket: %s", who,
+				 i, c->ts_matches[i].name, err);
+			return true;
+		}
 	return false;
 }
 

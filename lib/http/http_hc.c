@@ -641,8 +641,14 @@ static void t_start(struct hc_target *t)
 	 * context could not be built (logged by the control lcore) cannot be
 	 * reached: a network failure, as its connections' connect failures */
 	struct arn_tls_ctx *tctx = NULL;
-	if (t->cl->upstream_tls) {
-		tctx = http_rt_upstream_tls(t->cl, t->host->crt);
+	/* with transport_socket_matches, the host's entry (Envoy checks a
+	 * host with its own transport socket; transport_socket_match_criteria
+	 * is refused by the conversion) */
+	const struct arn_cfg_ts_match *m =
+	    http_rt_host_tsm(t->cl, t->host->crt, NULL, t->host, t->host->addr, t->host->port);
+	if (m ? m->tls != NULL : t->cl->upstream_tls != NULL) {
+		tctx = m ? http_rt_tsm_tls(m, t->host->crt)
+			 : http_rt_upstream_tls(t->cl, t->host->crt);
 		if (!tctx) {
 			t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 			return;

@@ -294,6 +294,13 @@ struct http_host {
 	 * check passes) and by worker 0, which runs the checks; read by every
 	 * worker's balancer, relaxed, only for clusters with health_checks */
 	uint8_t hc_flags;
+	/* the transport_socket_matches entry (or the cluster's default) its
+	 * endpoint resolves to (arn_cfg_tsm_resolve), in the last generation
+	 * the control lcore built its cluster's entry with; NULL: a cluster
+	 * without matches. Written by the control lcore (release), read by
+	 * workers (http_rt_host_tsm), which take it only when it belongs to
+	 * the cluster object they connect for */
+	const struct arn_cfg_ts_match *tsm;
 	/* Outlier detection (http_od.h): written by any worker with atomics,
 	 * read by every worker's balancer for clusters with
 	 * outlier_detection. Not in hc_flags: worker 0 rewrites that byte
@@ -408,6 +415,23 @@ struct http_hcm_rt *http_rt_listener_logs(const struct arn_cfg_listener *l);
  * chain (http_rt.c), so a chain a worker sees has its context. Worker
  * lcore. */
 struct arn_tls_ctx *http_rt_tls(const struct arn_cfg_filter_chain *fc);
+/*
+ * transport_socket_matches: the entry of cluster @p c that host @p h (or
+ * NULL) at @p addr:@p port connects with: the host's, chosen once per
+ * generation by the control lcore, when it is one of @p c's; else (a
+ * stream on another generation of the cluster) resolved from the
+ * stream's endpoints @p eps (or NULL: the cluster's default). NULL when
+ * @p c has no matches (its upstream_tls is every host's).
+ */
+const struct arn_cfg_ts_match *http_rt_host_tsm(const struct arn_cfg_cluster *c,
+						const struct http_cluster_rt *crt,
+						const struct arn_cfg_endpoints *eps,
+						const struct http_host *h, uint32_t addr,
+						uint16_t port);
+/* The context of match @p m (NULL: could not be built; its cluster's
+ * upstream_tls for the default). */
+struct arn_tls_ctx *http_rt_tsm_tls(const struct arn_cfg_ts_match *m,
+				    const struct http_cluster_rt *crt);
 /** The client TLS context of cluster @p c (its UpstreamTlsContext) in the
  * current TLS table, borrowed as http_rt_tls's; when the table has
  * another version of the cluster, the context in force under its name

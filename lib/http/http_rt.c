@@ -151,9 +151,26 @@ struct cent {
 	/* eps' endpoints sorted by (address, port), n_ep of them (NULL:
 	 * none, or no memory): a stateful session's host found in O(log n) */
 	const struct arn_cfg_endpoint **ep_sorted;
+	/* transport_socket_matches: each match's total_match_count scope,
+	 * then the default's (n_ts_matches + 1 of them; NULL without) */
+	struct arn_stats_scope **tsm_sc;
+	size_t n_tsm_sc;
 	size_t n_hosts;
 	struct http_host *hosts[]; /* sorted by (addr, port); one reference each */
 };
+
+/* cluster.<name>.<match>.total_match_count (lib/stats's .def) */
+enum {
+#define ARN_STAT(kind, name, help) ARN_TSM_##name,
+#include "envoy_cluster_tsm_stats.def"
+#undef ARN_STAT
+};
+static const struct arn_stat_def tsm_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_cluster_tsm_stats.def"
+#undef ARN_STAT
+};
+static struct arn_stats_schema tsm_schema = ARN_STATS_SCHEMA("transport_socket_match", tsm_defs);
 
 /*
  * The clusters' part of a snapshot: a persistent trie of entries, by
@@ -338,6 +355,78 @@ struct arn_tls_ctx *http_rt_upstream_tls(const struct arn_cfg_cluster *c,
 	if (!sl)
 		sl = tls_find(K_UTLS_NAME, c->obj.hash, c->obj.name, c->obj.name_len);
 	return sl ? sl->val : NULL;
+}
+
+/* Is @p m one of @p c's matches (or its default)? By address alone: a
+ * host's choice may be another generation's, whose cluster may be gone. */
+static bool tsm_of(const struct arn_cfg_cluster *c, const struct arn_cfg_ts_match *m)
+{
+	uintptr_t a = (uintptr_t)m, lo = (uintptr_t)c->ts_matches;
+	return m == &c->ts_default ||
+	       (a >= lo && a < lo + c->n_ts_matches * sizeof(*c->ts_matches));
+}
+
+const struct arn_cfg_ts_match *http_rt_host_tsm(const struct arn_cfg_cluster *c,
+						const struct http_cluster_rt *crt,
+						const struct arn_cfg_endpoints *eps,
+						const struct http_host *h, uint32_t addr,
+						uint16_t port)
+{
+	if (!c || !c->n_ts_matches)
+		return NULL;
+	const struct arn_cfg_ts_match *m = h ? __atomic_load_n(&h->tsm, __ATOMIC_ACQUIRE) : NULL;
+	if (m && tsm_of(c, m))
+		return m;
+	/* the stream's generation differs from the one the control lcore
+	 * chose with: its own endpoints decide (once per connection) */
+	const struct arn_cfg_endpoint *ep = NULL;
+	struct http_lb_view v;
+	/* (no endpoints of its own: the snapshot's, the newest) */
+	if (crt && http_rt_lb_view(crt, 0, &v) && (!eps || v.eps == eps) && v.ep_sorted) {
+		size_t lo = 0, hi = v.n_ep_sorted;
+		while (lo < hi && !ep) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct arn_cfg_endpoint *x = v.ep_sorted[mid];
+			if (x->addr == addr && x->port == port)
+				ep = x;
+			else if (x->addr < addr || (x->addr == addr && x->port < port))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	for (size_t p = 0; eps && !ep && p < eps->n_priorities; p++)
+		for (size_t l = 0; !ep && l < eps->priorities[p].n_localities; l++) {
+			const struct arn_cfg_locality *lo = &eps->priorities[p].localities[l];
+			for (size_t i = 0; !ep && i < lo->n_endpoints; i++)
+				if (lo->endpoints[i].addr == addr && lo->endpoints[i].port == port)
+					ep = &lo->endpoints[i];
+		}
+	return ep ? arn_cfg_tsm_resolve(c, ep) : &c->ts_default;
+}
+
+struct arn_tls_ctx *http_rt_tsm_tls(const struct arn_cfg_ts_match *m,
+				    const struct http_cluster_rt *crt)
+{
+	if (m->is_default)
+		return http_rt_upstream_tls(m->cluster, crt);
+	const struct slot *sl = tls_find(K_TLS, (uint64_t)(uintptr_t)m, NULL, 0);
+	if (sl)
+		return sl->val;
+	/* a stream on a generation the table no longer carries: the context
+	 * in force under the cluster's and the match's names (rare: a walk) */
+	const struct tls_tab *t = __atomic_load_n(&tls_current, __ATOMIC_ACQUIRE);
+	const struct arn_cfg_obj *co = &m->cluster->obj;
+	for (size_t i = 0; t && i < t->n_live; i++) {
+		const struct tls_rt *e = &t->tls[i];
+		if (!e->cl || e->key == e->owner || e->cl->name_len != co->name_len ||
+		    memcmp(e->cl->name, co->name, co->name_len) != 0)
+			continue;
+		const struct arn_cfg_ts_match *o = e->key;
+		if (strcmp(o->name, m->name) == 0)
+			return e->ctx;
+	}
+	return NULL;
 }
 
 struct arn_stats_scope *http_rt_mcp_backend(const struct arn_cfg_toolset *ts, uint32_t b)
@@ -557,6 +646,10 @@ static void cent_unref(struct arn_cfg_obj *o)
 	free(e->ep_hosts);
 	free(e->ep_sorted);
 	free(e->lbc);
+	for (size_t i = 0; i < e->n_tsm_sc; i++)
+		if (e->tsm_sc[i])
+			arn_stats_scope_put(e->tsm_sc[i]);
+	free(e->tsm_sc);
 	free(e);
 }
 
@@ -1124,6 +1217,49 @@ static void ent_drop(struct cl_walk *cw, const char *name, size_t len, uint64_t 
 	s->n_hosts -= nh;
 }
 
+/* Entry @p e's total_match_count scopes for cluster @p cl (runtime @p c):
+ * cluster.<name>.<match>, then cluster.<name>.default. One a name
+ * another schema holds (a match named like a cluster sub-scope) is not
+ * counted (the registry logs it). */
+static void tsm_scopes(struct cent *e, const struct arn_cfg_cluster *cl,
+		       const struct http_cluster_rt *c)
+{
+	size_t n = cl->n_ts_matches + 1;
+	e->tsm_sc = calloc(n, sizeof(*e->tsm_sc));
+	if (!e->tsm_sc)
+		return;
+	e->n_tsm_sc = n;
+	const char *cn = c->stats && c->stats->name ? c->stats->name : "cluster";
+	for (size_t i = 0; i < n; i++) {
+		const struct arn_cfg_ts_match *m =
+		    i < cl->n_ts_matches ? &cl->ts_matches[i] : &cl->ts_default;
+		size_t len = strlen(cn) + strlen(m->name) + 2;
+		char *fam = malloc(len);
+		if (!fam)
+			continue;
+		snprintf(fam, len, "%s.%s", cn, m->name);
+		e->tsm_sc[i] = arn_stats_scope_get_named(&tsm_schema, fam, NULL, NULL);
+		free(fam);
+	}
+}
+
+/* Host @p h of entry @p e takes endpoint @p ep's transport socket, chosen
+ * now, once for the generation; counted as Envoy counts a host's
+ * resolution: when the host is new to the Cluster object (a new host, or
+ * a new Cluster: Envoy builds every host again) or its choice changed. */
+static void tsm_choose(struct cent *e, const struct arn_cfg_cluster *cl, struct http_host *h,
+		       const struct arn_cfg_endpoint *ep)
+{
+	const struct arn_cfg_ts_match *old = __atomic_load_n(&h->tsm, __ATOMIC_RELAXED);
+	const struct arn_cfg_ts_match *m = cl->n_ts_matches ? arn_cfg_tsm_resolve(cl, ep) : NULL;
+	__atomic_store_n(&h->tsm, m, __ATOMIC_RELEASE);
+	if (!m || (old == m) || !e->tsm_sc)
+		return;
+	size_t i = m->is_default ? cl->n_ts_matches : (size_t)(m - cl->ts_matches);
+	if (i < e->n_tsm_sc && e->tsm_sc[i])
+		arn_stats_inc(e->tsm_sc[i], ARN_STATS_SLOT_CONTROL, ARN_TSM_total_match_count);
+}
+
 /*
  * Cluster @p cl's entry, built: its object, its hosts (the same objects,
  * with their counts, for endpoints that stay) and its membership gauges,
@@ -1187,8 +1323,13 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 	clusters_built++;
 	/* membership gauges, set from the control lcore's slot only */
 	int64_t total = 0, healthy = 0, degraded = 0, excluded = 0;
-	if (v.cluster->upstream_tls && !c->ssl)
+	bool any_tls = v.cluster->upstream_tls != NULL;
+	for (size_t i = 0; i < v.cluster->n_ts_matches; i++)
+		any_tls |= v.cluster->ts_matches[i].tls != NULL;
+	if (any_tls && !c->ssl)
 		c->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*c->ssl)); /* with the snapshot */
+	if (cl->n_ts_matches)
+		tsm_scopes(e, cl, c);
 	for (size_t p = 0; v.endpoints && p < v.endpoints->n_priorities; p++) {
 		const struct arn_cfg_priority *pr = &v.endpoints->priorities[p];
 		for (size_t l = 0; l < pr->n_localities; l++)
@@ -1200,6 +1341,10 @@ static void ent_build(struct cl_walk *cw, const struct arn_cfg_cluster *cl)
 				if (e->ep_sorted)
 					e->ep_sorted[total] = ep;
 				if (h) {
+					/* transport_socket_matches: the host's
+					 * choice, made once per generation (an
+					 * address listed twice: its last listing's) */
+					tsm_choose(e, cl, h, ep);
 					if (e->ep_hosts)
 						e->ep_hosts[total] = h;
 					e->hosts[e->n_hosts++] = h;
@@ -1315,9 +1460,19 @@ static void tls_each_listener(void *ctx, const struct arn_cfg_listener *l)
 static void tls_each_cluster(void *ctx, const struct arn_cfg_cluster *c)
 {
 	struct tls_walk *tw = ctx;
+	char name[400];
+	/* each transport_socket_matches entry's own context, keyed by the
+	 * entry (its cluster pinned as owner) */
+	for (size_t i = 0; i < c->n_ts_matches; i++) {
+		const struct arn_cfg_ts_match *m = &c->ts_matches[i];
+		if (!m->tls)
+			continue;
+		snprintf(name, sizeof(name), "cluster '%.*s' transport_socket_matches '%s'",
+			 (int)c->obj.name_len, c->obj.name, m->name);
+		snap_tls(tw->t, tw->g, &tw->oom, m, c, m->tls, false, name, &c->obj);
+	}
 	if (!c->upstream_tls)
 		return;
-	char name[160];
 	snprintf(name, sizeof(name), "cluster '%.*s'", (int)c->obj.name_len, c->obj.name);
 	snap_tls(tw->t, tw->g, &tw->oom, c, c, c->upstream_tls, false, name, &c->obj);
 }
@@ -1452,7 +1607,10 @@ static void tls_publish(const struct arn_cfg_gen *g, bool carry)
 	for (size_t i = 0; i < nt->n_tls; i++) {
 		const struct tls_rt *t = &nt->tls[i];
 		slot_put(nt->slots, nt->mask, K_TLS, (uint64_t)(uintptr_t)t->key, NULL, 0, t->ctx);
-		if (t->cl) /* the entry pins the cluster, and its name with it */
+		/* the entry pins the cluster, and its name with it; a
+		 * transport_socket_matches entry (key: the match) is not
+		 * the cluster's own context */
+		if (t->cl && t->key == t->owner)
 			slot_put(nt->slots, nt->mask, K_UTLS_NAME, t->cl->hash, t->cl->name,
 				 t->cl->name_len, t->ctx);
 	}

@@ -749,7 +749,7 @@ static void attempt(struct http_tcpp *s)
 	 * on the control lcore, naming the cluster and the Secret or field)
 	 * gets no connection rather than the plaintext it did not configure */
 	struct arn_tls_ctx *tctx = NULL;
-	if (s->cluster->upstream_tls) {
+	if (s->cluster->upstream_tls && !s->cluster->n_ts_matches) {
 		tctx = http_rt_upstream_tls(s->cluster, s->crt);
 		if (!tctx) {
 			TP_INC(s, upstream_tls_handshake_failed);
@@ -811,6 +811,18 @@ static void attempt(struct http_tcpp *s)
 	}
 	s->up_addr = out.ep->addr;
 	s->up_port = out.ep->port;
+	if (s->cluster->n_ts_matches) {
+		/* transport_socket_matches: the picked endpoint's entry (this
+		 * generation's endpoint, so resolved here, once per connection) */
+		const struct arn_cfg_ts_match *m = arn_cfg_tsm_resolve(s->cluster, out.ep);
+		tctx = m->tls ? http_rt_tsm_tls(m, s->crt) : NULL;
+		if (m->tls && !tctx) {
+			TP_INC(s, upstream_tls_handshake_failed);
+			TCL_INC(s, upstream_cx_connect_fail);
+			give_up(s, ARN_RF_BIT(UPSTREAM_CONNECTION_FAILURE));
+			return;
+		}
+	}
 	int err = 0;
 	struct arn_tcp_conn *up = arn_tcp_connect(w->lc, s->laddr, s->up_addr, s->up_port,
 						  &tp_up_ops, s, ARN_TCP_CC_DEFAULT, &err);

@@ -202,7 +202,8 @@ static void up_idle_timeout(struct http_timer *t);
 static void up_close(struct http_upconn *u, bool abort);
 
 static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
-				   const struct arn_cfg_cluster *c, bool h2, int *err);
+				   const struct arn_cfg_cluster *c,
+				   const struct arn_cfg_endpoints *eps, bool h2, int *err);
 static bool up_tls_current(struct http_upconn *u, const struct arn_cfg_cluster *c);
 
 static uint32_t max_requests_per_cx(const struct arn_cfg_cluster *c)
@@ -436,7 +437,7 @@ static int h2_take(struct http_worker *w, struct http_pool *p, struct http_strea
 	if (u)
 		return h2_bind_on(u, st);
 	int err = 0;
-	u = up_open(w, p, laddr, st->cluster, true, &err);
+	u = up_open(w, p, laddr, st->cluster, st->endpoints, true, &err);
 	if (!u)
 		return err ? err : -ENOBUFS;
 	return h2_bind_on(u, st);
@@ -502,7 +503,8 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 				st->up_ops->on_ready(st);
 			continue;
 		}
-		struct http_upconn *u = up_open(w, p, st->hc->laddr, st->cluster, false, &err);
+		struct http_upconn *u =
+		    up_open(w, p, st->hc->laddr, st->cluster, st->endpoints, false, &err);
 		if (!u) {
 			st->up_ops->on_failed(st, err, false, false, NULL);
 			continue;
@@ -576,13 +578,34 @@ static void up_tls_start(struct http_upconn *u, struct arn_tcp_conn *tc, struct 
 	u->h1.tp = &u->tls.t;
 }
 
+/*
+ * The TLS pool @p p's connections take for cluster @p c (of a stream on
+ * endpoints @p eps, or NULL): *@p want whether any, and its context (NULL
+ * with *@p want: it could not be built). The cluster's upstream_tls, or,
+ * with transport_socket_matches, the entry its host resolves to.
+ */
+static struct arn_tls_ctx *up_tls_ctx(const struct arn_cfg_cluster *c, const struct http_pool *p,
+				      const struct arn_cfg_endpoints *eps, bool *want)
+{
+	const struct arn_cfg_ts_match *m =
+	    http_rt_host_tsm(c, p->crt, eps, p->host, p->addr, p->port);
+	if (!m) {
+		*want = c && c->upstream_tls;
+		return *want ? http_rt_upstream_tls(c, p->crt) : NULL;
+	}
+	*want = m->tls != NULL;
+	return *want ? http_rt_tsm_tls(m, p->crt) : NULL;
+}
+
 static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
-				   const struct arn_cfg_cluster *c, bool h2, int *err)
+				   const struct arn_cfg_cluster *c,
+				   const struct arn_cfg_endpoints *eps, bool h2, int *err)
 {
 	/* a cluster whose TLS context could not be built (logged, naming the
 	 * cluster and the Secret) has no connection to open */
-	struct arn_tls_ctx *tctx = c && c->upstream_tls ? http_rt_upstream_tls(c, p->crt) : NULL;
-	if (c && c->upstream_tls && !tctx) {
+	bool want;
+	struct arn_tls_ctx *tctx = up_tls_ctx(c, p, eps, &want);
+	if (want && !tctx) {
 		POOL_INC(w, p, upstream_cx_connect_fail);
 		HOST_ADD(w, p, cx_connect_fail, 1);
 		*err = -EPROTO;
@@ -595,6 +618,7 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	}
 	u->pool = p;
 	u->state = HTTP_UP_CONNECTING;
+	u->want_tls = want;
 	if (h2 && http_uph2_start(u, c, &uph2_pool_ops) != 0) {
 		u->next = w->up_free;
 		w->up_free = u;
@@ -652,10 +676,11 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
  * certificate) not those validated under the old one. */
 static bool up_tls_current(struct http_upconn *u, const struct arn_cfg_cluster *c)
 {
-	bool want = c && c->upstream_tls;
+	bool want;
+	struct arn_tls_ctx *ctx = up_tls_ctx(c, u->pool, NULL, &want);
 	if (want != u->tls.on)
 		return false;
-	return !want || u->tls.tls.ctx == http_rt_upstream_tls(c, u->pool->crt);
+	return !want || u->tls.tls.ctx == ctx;
 }
 
 /*
@@ -703,8 +728,8 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 	 * other case goes there from the start. */
 	const struct arn_cfg_cluster *c = st->cluster;
 	struct http_upconn *u = p->idle;
-	if (u && !(st->state & HTTP_S_FRESH_UP) &&
-	    (!c || (!c->http.upstream && !c->upstream_tls)) && !u->tls.on && up_quiet(u)) {
+	if (u && !(st->state & HTTP_S_FRESH_UP) && (!c || c->plain_h1) && !u->tls.on &&
+	    up_quiet(u)) {
 		idle_unlink(u);
 		/* its idle timer stays armed, as up_acquire's reuse leaves it */
 		bind_(u, st);
@@ -779,7 +804,7 @@ static int up_acquire(struct http_worker *w, struct http_pool *p, struct http_st
 	if (h2)
 		return h2_take(w, p, st, laddr);
 	int err = 0;
-	struct http_upconn *u = up_open(w, p, laddr, st->cluster, false, &err);
+	struct http_upconn *u = up_open(w, p, laddr, st->cluster, st->endpoints, false, &err);
 	if (!u)
 		return err ? err : -ENOBUFS;
 	bind(u, st);

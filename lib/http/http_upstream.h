@@ -65,8 +65,9 @@ struct http_upconn {
 	uint8_t state;	/* enum http_up_state */
 	bool connected; /* usable: TCP connected and, with TLS, the handshake done */
 	bool connect_timed_out;
-	bool alpn_auto;		/* auto_config over TLS: the handshake's ALPN picks the codec */
-	uint32_t idle_ms;	/* the cluster's idle_timeout when it was last used */
+	bool alpn_auto;	  /* auto_config over TLS: the handshake's ALPN picks the codec */
+	bool want_tls;	  /* opened for TLS (its endpoint's transport socket: :scheme https) */
+	uint32_t idle_ms; /* the cluster's idle_timeout when it was last used */
 	uint64_t idle_since_ms; /* HTTP/1: went idle (w->now_ms), for up_idle_timeout */
 	uint32_t connect_ms;	/* the cluster's connect_timeout when it was opened */
 	struct http_stream *st; /* the stream it serves, or NULL */

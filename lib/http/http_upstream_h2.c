@@ -645,7 +645,7 @@ int http_uph2_start(struct http_upconn *u, const struct arn_cfg_cluster *c,
 	h->max_requests = c ? (c->max_requests_per_connection ? c->max_requests_per_connection
 							      : c->http.max_requests_per_connection)
 			    : 0;
-	h->tls = u->tls.on || (c && c->upstream_tls);
+	h->tls = u->tls.on || u->want_tls;
 	/* the cluster's idle_timeout (1 h by default) as of its opening */
 	u->idle_ms = c ? c->http.idle_timeout_ms : 0;
 	uint32_t swin = cap(o ? o->initial_stream_window_size : 0, HTTP_UPH2_STREAM_WINDOW);

@@ -91,6 +91,8 @@ extern const struct CMUnitTest conv_tests[];
 extern const size_t n_conv_tests;
 extern const struct CMUnitTest conv_tls_tests[];
 extern const size_t n_conv_tls_tests;
+extern const struct CMUnitTest conv_tsm_tests[];
+extern const size_t n_conv_tsm_tests;
 extern const struct CMUnitTest conv_l4_tests[];
 extern const size_t n_conv_l4_tests;
 extern const struct CMUnitTest store_tests[];

@@ -290,6 +290,7 @@ int main(void)
 	int fails = 0;
 	fails += _cmocka_run_group_tests("conv", conv_tests, n_conv_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("conv_tls", conv_tls_tests, n_conv_tls_tests, NULL, NULL);
+	fails += _cmocka_run_group_tests("conv_tsm", conv_tsm_tests, n_conv_tsm_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("conv_l4", conv_l4_tests, n_conv_l4_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("store", store_tests, n_store_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("match", match_tests, n_match_tests, NULL, NULL);

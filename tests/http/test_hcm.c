@@ -4846,6 +4846,212 @@ static void test_new_tls_chain_context_before_sync(void **state)
 	assert_non_null(http_rt_tls(fc));
 }
 
+/* ---- transport_socket_matches: each endpoint its own transport socket ------------------------ */
+
+#define TSM_UTC(sni, more)                                                                         \
+	"{\"name\":\"tls\",\"typed_config\":{\"@type\":\"type.googleapis.com/"                     \
+	"envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":\"" sni "\"" more  \
+	"}}"
+#define TSM_EP(ip, md)                                                                             \
+	"{\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"" ip                        \
+	"\",\"port_value\":8080}}}" md "}"
+#define TSM_MD(name)                                                                               \
+	",\"metadata\":{\"filter_metadata\":{\"envoy.transport_socket_match\":{\"name\":\"" name   \
+	"\"}}}"
+
+/* Cluster web: endpoint .10 names match web/tls/0 (TLS, SNI tls0.test),
+ * .11 names none (the cluster has no transport_socket: plain text). */
+#define TSM_WEB_SOCKET TSM_UTC("tls0.test", "")
+#define TSM_WEB_EP10 TSM_EP("198.18.0.10", TSM_MD("web/tls/0"))
+#define TSM_WEB_EP11 TSM_EP("198.18.0.11", "")
+#define TSM_WEB(timeout)                                                                           \
+	"{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"" timeout "\","               \
+	"\"transport_socket_matches\":[{\"name\":\"web/tls/0\",\"match\":{\"name\":"               \
+	"\"web/tls/0\"},\"transport_socket\":" TSM_WEB_SOCKET "}],"                                \
+	"\"load_assignment\":{\"cluster_name\":\"web\",\"endpoints\":[{\"lb_endpoints\":"          \
+	"[" TSM_WEB_EP10 "," TSM_WEB_EP11 "]}]}}"
+
+/* Resource @p name of @p type (apply() names every cluster and Secret "web"). */
+static void apply_named(const char *type, const char *name, const char *version, const char *json)
+{
+	arn_config_result_free(&res);
+	upb_Arena *a = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef(strrchr(type, '/') + 1);
+	struct arn_sb err = ARN_SB_INIT;
+	upb_Message *m = arn_proto_from_json(json, strlen(json), md, a, &err);
+	if (!m)
+		fail_msg("bad test JSON: %s\n%s", arn_sb_cstr(&err), json);
+	arn_sb_free(&err);
+	struct arn_config_resource_in in = {name, version, NULL, 0};
+	in.bytes = arn_proto_encode(m, md, a, &in.len);
+	assert_int_equal(arn_config_apply(st, type, &in, 1, NULL, 0, 0, &res), 0);
+	upb_Arena_Free(a);
+	if (!res.accepted || res.n_errors)
+		fail_msg("refused: %s\n%s", res.n_errors ? res.errors[0].message : "?", json);
+	arn_http_poll();
+}
+
+/* The upstream connection the proxy opened to @p raddr, connected now. */
+static struct arn_tcp_conn *upstream_at(uint32_t raddr)
+{
+	struct arn_tcp_conn *u = NULL;
+	for (unsigned i = 0; i < CONNS; i++)
+		if (conns[i].used && conns[i].upstream && !conns[i].connected && !conns[i].closed &&
+		    conns[i].raddr == raddr)
+			u = &conns[i];
+	assert_non_null(u);
+	u->connected = true;
+	u->ops->on_connected(u, 0);
+	return u;
+}
+
+static const struct arn_cfg_cluster *web_cluster(void)
+{
+	return arn_cfg_find(arn_config_gen(st), ARN_CFG_CLUSTER, "web", 3, arn_cfg_hash("web", 3));
+}
+
+/*
+ * Envoy Gateway's shape (a backendRef with a BackendTLSPolicy beside one
+ * without): the endpoint whose envoy.transport_socket_match metadata names
+ * the match connects with the match's UpstreamTlsContext (a ClientHello
+ * with its SNI), the other with the cluster's own transport socket (none:
+ * plain text). The choice is the host's, made once when the control lcore
+ * built the cluster's generation.
+ */
+static void test_tsm_endpoint_takes_its_match(void **state)
+{
+	(void)state;
+	start(4, jlistener("", "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}"));
+	apply(C, "2", TSM_WEB("5s"));
+	const struct arn_cfg_cluster *web = web_cluster();
+	assert_non_null(web);
+	struct http_cluster_rt *crt = http_rt_cluster("web", 3, arn_cfg_hash("web", 3));
+	assert_non_null(crt);
+	struct http_host *h10 = http_rt_host(crt, 0xc612000au, 8080),
+			 *h11 = http_rt_host(crt, 0xc612000bu, 8080);
+	assert_non_null(h10);
+	assert_non_null(h11);
+	/* the hosts' choices (health checks take the same) */
+	assert_ptr_equal(http_rt_host_tsm(web, crt, NULL, h10, h10->addr, h10->port),
+			 &web->ts_matches[0]);
+	assert_ptr_equal(http_rt_host_tsm(web, crt, NULL, h11, h11->addr, h11->port),
+			 &web->ts_default);
+	assert_non_null(http_rt_tsm_tls(&web->ts_matches[0], crt));
+	/* Envoy's TransportSocketMatchStats: each host's choice counted once */
+	assert_int_equal(stat("cluster.web.web/tls/0.total_match_count"), 1);
+	assert_int_equal(stat("cluster.web.default.total_match_count"), 1);
+	poll_ms(1);
+	/* round robin: one request to each endpoint, both waiting to connect */
+	struct arn_tcp_conn *c1 = client(), *c2 = client();
+	send_s(c1, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_s(c2, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(upstream_pending(), 2);
+	struct arn_tcp_conn *u10 = upstream_at(0xc612000au), *u11 = upstream_at(0xc612000bu);
+	assert_true(u10->tx_len > 5);
+	assert_int_equal((unsigned char)u10->tx[0], 0x16);	       /* a TLS handshake record */
+	assert_non_null(memmem(u10->tx, u10->tx_len, "tls0.test", 9)); /* the match's SNI */
+	assert_null(memmem(u10->tx, u10->tx_len, "GET /", 5));
+	assert_true(u11->tx_len > 5);
+	assert_memory_equal(u11->tx, "GET /", 5); /* plain text */
+	assert_int_equal(stat("cluster.web.upstream_cx_connect_fail"), 0);
+	/* an EDS-like change that keeps the Cluster and the hosts' choices
+	 * counts nothing; a new Cluster object counts every host again */
+	arn_cfg_pin(web); /* the test's: the stream's generation below */
+	apply(C, "3", TSM_WEB("6s"));
+	/* a stream still on the previous Cluster object: the hosts' choices
+	 * are the new object's, so its own endpoints decide (a walk of the
+	 * stream's, or the sorted table's when it has none) */
+	assert_ptr_not_equal(web_cluster(), web);
+	assert_ptr_equal(
+	    http_rt_host_tsm(web, crt, web->static_endpoints, h10, h10->addr, h10->port),
+	    &web->ts_matches[0]);
+	assert_ptr_equal(
+	    http_rt_host_tsm(web, crt, web->static_endpoints, h11, h11->addr, h11->port),
+	    &web->ts_default);
+	assert_ptr_equal(http_rt_host_tsm(web, crt, NULL, h10, h10->addr, h10->port),
+			 &web->ts_matches[0]);
+	assert_ptr_equal(http_rt_host_tsm(web, crt, NULL, NULL, h11->addr, h11->port),
+			 &web->ts_default);
+	arn_cfg_unpin(web);
+	assert_int_equal(stat("cluster.web.web/tls/0.total_match_count"), 2);
+	assert_int_equal(stat("cluster.web.default.total_match_count"), 2);
+}
+
+/*
+ * Each match's context is its own (built with its Secrets, keyed by the
+ * match): a Secret change rebuilds the context of the match that names
+ * it, and the other match's and the cluster's own stay the same objects
+ * (with their sessions). The cluster warmed on both matches' Secrets.
+ */
+static void test_tsm_secret_rotates_its_match_only(void **state)
+{
+	(void)state;
+	start(4, jlistener("", DIRECT_OK));
+	struct tcert ka, kb, ka2;
+	tcert_make(&ka, "a.test");
+	tcert_make(&kb, "b.test");
+	tcert_make(&ka2, "a2.test");
+	static char sj[8192];
+	static const char vfmt[] =
+	    "{\"name\":\"%s\",\"validation_context\":{\"trusted_ca\":{\"inline_string\":\"%s\"}}}";
+	static const char cl[] =
+	    "{\"name\":\"web\",\"type\":\"STATIC\",\"connect_timeout\":\"5s\","
+	    "\"transport_socket\":" TSM_UTC(
+		"own.test",
+		"") ",\"transport_socket_matches\":["
+		    "{\"name\":\"a\",\"match\":{\"name\":\"a\"},\"transport_socket\":" TSM_UTC(
+			"a.test",
+			",\"common_tls_context\":{\"validation_context_sds_secret_config\":{"
+			"\"name\":\"ca-a\"}}") "},"
+					       "{\"name\":\"b\",\"match\":{\"name\":\"b\"},"
+					       "\"transport_socket\":" TSM_UTC(
+						   "b.test",
+						   ",\"common_tls_context\":{\"validation_context_"
+						   "sds_secret_config\":{"
+						   "\"name\":\"ca-b\"}}") "}],"
+									  "\"load_assignment\":{"
+									  "\"cluster_name\":"
+									  "\"web\",\"endpoints\":[{"
+									  "\"lb_endpoints\":"
+									  "[" TSM_EP(
+									      "198.18.0.10",
+									      TSM_MD(
+										  "a")) "," TSM_EP("198.18.0.11",
+												   TSM_MD(
+												       "b")) "]}]}}";
+	const struct arn_cfg_cluster *before = web_cluster();
+	apply(C, "2", cl);
+	assert_ptr_equal(web_cluster(), before); /* warming on ca-a and ca-b */
+	snprintf(sj, sizeof(sj), vfmt, "ca-a", ka.cert_json);
+	apply_named(ARN_TYPE_URL_SECRET, "ca-a", "1", sj);
+	assert_ptr_equal(web_cluster(), before); /* still on ca-b */
+	snprintf(sj, sizeof(sj), vfmt, "ca-b", kb.cert_json);
+	apply_named(ARN_TYPE_URL_SECRET, "ca-b", "1", sj);
+	const struct arn_cfg_cluster *web = web_cluster();
+	assert_ptr_not_equal(web, before);
+	assert_int_equal(web->n_ts_matches, 2);
+	struct arn_tls_ctx *a = http_rt_tsm_tls(&web->ts_matches[0], NULL),
+			   *b = http_rt_tsm_tls(&web->ts_matches[1], NULL),
+			   *own = http_rt_upstream_tls(web, NULL);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(own);
+	assert_ptr_not_equal(a, b);
+	assert_ptr_not_equal(a, own);
+	/* ca-a rotates: a's context only */
+	snprintf(sj, sizeof(sj), vfmt, "ca-a", ka2.cert_json);
+	apply_named(ARN_TYPE_URL_SECRET, "ca-a", "2", sj);
+	assert_ptr_equal(web_cluster(), web);
+	struct arn_tls_ctx *a2 = http_rt_tsm_tls(&web->ts_matches[0], NULL);
+	assert_non_null(a2);
+	assert_ptr_not_equal(a2, a);
+	assert_ptr_equal(http_rt_tsm_tls(&web->ts_matches[1], NULL), b);
+	assert_ptr_equal(http_rt_upstream_tls(web, NULL), own);
+	tcert_free(&ka);
+	tcert_free(&kb);
+	tcert_free(&ka2);
+}
+
 /* ---- issue 18: the TLS transport under partial writes and truncation ---------------------------
  */
 
@@ -10711,6 +10917,8 @@ int main(void)
 	    cmocka_unit_test_teardown(test_auto_host_rewrite_takes_the_endpoints_hostname,
 				      teardown),
 	    cmocka_unit_test(test_router_edits_carry_header_ids),
+	    cmocka_unit_test_teardown(test_tsm_endpoint_takes_its_match, teardown),
+	    cmocka_unit_test_teardown(test_tsm_secret_rotates_its_match_only, teardown),
 	};
 	if (getenv("TEST_FILTER")) /* one test by name (a glob), e.g. while bisecting */
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
