@@ -107,6 +107,17 @@ static void exercise(const struct arn_cfg_gen *g, int t, const char *name, size_
 				      .n_headers = 1,
 				      .random = 7};
 	const struct arn_cfg_route_table *rt = NULL;
+	if (t == ARN_CFG_CLUSTER) {
+		/* transport_socket_matches: each static endpoint's choice */
+		const struct arn_cfg_cluster *cl = o;
+		const struct arn_cfg_endpoints *e = cl->static_endpoints;
+		for (size_t p = 0; e && p < e->n_priorities; p++)
+			for (size_t l = 0; l < e->priorities[p].n_localities; l++) {
+				const struct arn_cfg_locality *lo = &e->priorities[p].localities[l];
+				for (size_t i = 0; i < lo->n_endpoints; i++)
+					arn_cfg_tsm_resolve(cl, &lo->endpoints[i]);
+			}
+	}
 	if (t == ARN_CFG_ROUTE) {
 		rt = o;
 	} else if (t == ARN_CFG_LISTENER) {

@@ -15,7 +15,9 @@
 # e2e_tls_upstream.sh makes them), checked over TLS: tlsc (hc_upstream.py
 # over TLS on A and B, certificate for up.test from the test's CA: A's 503
 # takes it out of the rotation) and tlsbad (A's certificate under another
-# CA: the handshake fails, A never passes).
+# CA: the handshake fails, A never passes); and tlsm, whose
+# transport_socket_matches check A's TLS port over TLS (its endpoint's
+# metadata names the match) and B's plain port in plain text.
 # Argument: the number of workers (default 2).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
@@ -82,6 +84,38 @@ YAML
 			-e 's|^\( *\)- match: { prefix: "/tcp/" }$|\1- match: { prefix: "/tls/" }\n\1  route: { cluster: tlsc }\n&|'
 	tls_cluster tlsc up-ca "$ua" "$ub"
 	tls_cluster tlsbad other-ca "$ua"
+	# transport_socket_matches: A's TLS port named by its metadata (checked
+	# over TLS with the match's context), B's plain port (no metadata, no
+	# cluster transport_socket: checked in plain text)
+	cat <<YAML
+      - name: tlsm
+        type: STATIC
+        connect_timeout: 1s
+        health_checks:
+          - timeout: 0.5s
+            interval: 0.2s
+            no_traffic_interval: 0.2s
+            unhealthy_threshold: 2
+            healthy_threshold: 1
+            http_health_check: { path: /healthz }
+        load_assignment:
+          cluster_name: tlsm
+          endpoints:
+            - lb_endpoints:
+                - endpoint: { address: { socket_address: { address: $ua, port_value: 8443 } } }
+                  metadata: { filter_metadata: { envoy.transport_socket_match: { name: tlsm/tls/0 } } }
+                - endpoint: { address: { socket_address: { address: $ub, port_value: 8090 } } }
+        transport_socket_matches:
+          - name: tlsm/tls/0
+            match: { name: tlsm/tls/0 }
+            transport_socket:
+              name: envoy.transport_sockets.tls
+              typed_config:
+                "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+                sni: up.test
+                common_tls_context:
+                  validation_context_sds_secret_config: { name: up-ca }
+YAML
 } >"$TOPO_DIR/body.yaml"
 if [ "${1:-2}" = 2 ]; then
 	# two workers on two lcores that share the machine's second core, as
@@ -180,6 +214,12 @@ until_ok 3 flag_is tlsc $ua:8443 /failed_active_hc || bad "tlsc: A failed_active
 expect "tlsc: A failed: all traffic to B" "$(who 8 /tls/x)" "^0 8 0$"
 ctl "$ua" "health 200" 8443 >/dev/null
 until_ok 3 flag_is tlsc $ua:8443 healthy || bad "tlsc: A healthy again over TLS"
+
+# ---- transport_socket_matches: each host checked with its own socket (A's
+# match: TLS; B: plain text); a wrong one would fail the check
+until_ok 5 stat_is cluster.tlsm.health_check.healthy 2 || bad "tlsm: 2 healthy hosts, A over TLS, B plain"
+expect "tlsm: A's checks made TLS handshakes" "$(stat cluster.tlsm.ssl.handshake)" "^[1-9]"
+expect "tlsm: no network failure" "$(stat cluster.tlsm.health_check.network_failure)" "^0$"
 
 # ---- reuse_connection (Envoy's default): A answers keep-alive from now on
 # (hc_upstream.py counts the connections each check path arrived on)

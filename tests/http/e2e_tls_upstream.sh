@@ -17,6 +17,11 @@
 #   /h2   cluster tls_h2: offers h2 to an nginx that picks it: 503 UF
 #   /needcert cluster tls_needcert: no client certificate to an openssl
 #         s_server that requires one (TLS 1.3): 503, the alert's reason logged
+#   /tsm  cluster tls_tsm (Envoy Gateway's BackendTLSPolicy shape):
+#         transport_socket_matches, round robin over the TLS nginx (its
+#         endpoint's metadata names the match: TLS, SNI up.test, client
+#         certificate) and a plain nginx on $ub:8080 (no metadata, no
+#         cluster transport_socket: plain text)
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl nginx openssl || exit 77
@@ -66,6 +71,10 @@ http {
     ssl_certificate $d/up.pem;
     ssl_certificate_key $d/up.key;
     location / { return 200 "h2-upstream\n"; }
+  }
+  server {
+    listen $ub:8080;
+    location / { return 200 "plain-upstream \$request_uri\n"; }
   }
 }
 NGINX
@@ -148,6 +157,7 @@ YAML
                           - { match: { prefix: "/nocert" }, route: { cluster: tls_nocert } }
                           - { match: { prefix: "/h2" }, route: { cluster: tls_h2 } }
                           - { match: { prefix: "/needcert" }, route: { cluster: tls_needcert } }
+                          - { match: { prefix: "/tsm" }, route: { cluster: tls_tsm } }
                   access_log:
                     - name: envoy.access_loggers.file
                       typed_config:
@@ -169,6 +179,24 @@ YAML
 	cluster tls_nocert up.test up-ca
 	cluster tls_h2 up.test up-ca
 	cluster tls_needcert up.test up-ca
+	# transport_socket_matches: the TLS endpoint's socket is the match's
+	cat <<YAML
+      - name: tls_tsm
+        type: STATIC
+        connect_timeout: 2s
+        lb_policy: ROUND_ROBIN
+        load_assignment:
+          cluster_name: tls_tsm
+          endpoints:
+            - lb_endpoints:
+                - endpoint: { address: { socket_address: { address: $ua, port_value: 8443 } } }
+                  metadata: { filter_metadata: { envoy.transport_socket_match: { name: tls_tsm/tls/0 } } }
+                - endpoint: { address: { socket_address: { address: $ub, port_value: 8080 } } }
+        transport_socket_matches:
+          - name: tls_tsm/tls/0
+            match: { name: tls_tsm/tls/0 }
+YAML
+	utc tls_tsm up.test up-ca arion-client | sed 's/^/    /' # under the match
 } >"$TOPO_DIR/body.yaml"
 http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
 
@@ -241,7 +269,7 @@ PY
 )
 # days_until_expiration is whole days left of a 2-day certificate: 2 when
 # /certs is read within the second it was made, 1 after that
-case "$o" in "8 4 True 1 Z []" | "8 4 True 2 Z []") true ;; *) false ;; esac && ok "/certs: 8 contexts, the client certificate's path, serial, days" ||
+case "$o" in "9 5 True 1 Z []" | "9 5 True 2 Z []") true ;; *) false ;; esac && ok "/certs: 9 contexts (tls_tsm's match's one), the client certificate's path, serial, days" ||
 	bad "/certs: '$o' $(head -c 600 "$TOPO_DIR/certs.json")"
 
 # an upstream that picks h2 from the offered ALPN: not spoken to (HTTP/1.1 only)
@@ -255,6 +283,24 @@ o=$(get needcert)
 l=$(logline needcert)
 [ "$o" = 503 ] && case "$l" in "/needcert 503 "*"TLS_error:"*"certificate required"*) true ;; *) false ;; esac &&
 	ok "a client certificate refused after the handshake: 503 ($l)" || bad "/needcert: $o, log '$l'"
+
+# transport_socket_matches: four requests, round robin: two over TLS to
+# the matched endpoint (SNI, client certificate), two in plain text
+b=""
+for i in 1 2 3 4; do
+	o=$(get tsm$i)
+	b="$b$o $(cat "$TOPO_DIR/body.out" 2>/dev/null | cut -d' ' -f1);"
+done
+case "$b" in *"200 tls-upstream;"*"200 plain-upstream;"* | *"200 plain-upstream;"*"200 tls-upstream;"*)
+	[ "$(echo "$b" | grep -o tls-upstream | wc -l)" = 2 ] && [ "$(echo "$b" | grep -o plain-upstream | wc -l)" = 2 ] ;;
+*) false ;; esac && ok "transport_socket_matches: the matched endpoint over TLS, the other in plain text ($b)" ||
+	bad "transport_socket_matches: $b"
+for i in $(seq 20); do grep -q '^/tsm' "$n/access.log" 2>/dev/null && break; sleep 0.1; done
+l=$(grep '^/tsm' "$n/access.log" | head -1)
+case "$l" in "/tsm"*" TLSv1.3 up.test "*" CN=arion "*) ok "nginx saw the match's TLS: $l" ;;
+*) bad "nginx's /tsm line: '$l'" ;; esac
+v=$(stat "cluster.tls_tsm.tls_tsm/tls/0.total_match_count")$(stat cluster.tls_tsm.default.total_match_count)
+[ "$v" = 11 ] && ok "cluster.tls_tsm.<match>.total_match_count 1, default 1" || bad "total_match_count: $v"
 
 sv() { # sv NAME MIN
 	local v
