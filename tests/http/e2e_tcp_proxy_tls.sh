@@ -28,6 +28,11 @@
 #          client is closed, nothing echoed), counted in
 #          tcp.up_badca.upstream_tls_handshake_failed and
 #          cluster.tlsbadca.ssl.fail_verify_error
+#   :7453  tcp_proxy -> cluster tlstsm: transport_socket_matches, round
+#          robin over the TLS echo (its endpoint's metadata names the match:
+#          TLS originated) and the plain echo (no metadata, no cluster
+#          transport_socket: plain): two connections, both byte-exact, one
+#          handshake
 #   :7452  TLS terminated, then originated again (re-encrypt): 16 MiB each
 #          way byte-exact, close_notify back
 #   a plaintext client on :7443: the handshake fails, nothing is relayed
@@ -127,6 +132,7 @@ YAML
 	lsn up_tls 7449 tlsorig 0
 	lsn up_badca 7451 tlsbadca 0 "max_connect_attempts: 2"
 	lsn reenc 7452 tlsorig 1
+	lsn up_tsm 7453 tlstsm 0
 	cat <<YAML
       - name: mtls_rbac
         address: { socket_address: { address: 0.0.0.0, port_value: 7450 } }
@@ -175,6 +181,32 @@ YAML
                 validation_context_sds_secret_config: { name: $2 }
 YAML
 	done
+	cat <<YAML
+      - name: tlstsm
+        type: STATIC
+        connect_timeout: 2s
+        lb_policy: ROUND_ROBIN
+        load_assignment:
+          cluster_name: tlstsm
+          endpoints:
+            - lb_endpoints:
+                - endpoint: { address: { socket_address: { address: $ua, port_value: 9443 } } }
+                  metadata: { filter_metadata: { envoy.transport_socket_match: { name: tlstsm/tls/0 } } }
+                - endpoint: { address: { socket_address: { address: $ua, port_value: 7000 } } }
+        transport_socket_matches:
+          - name: tlstsm/tls/0
+            match: { name: tlstsm/tls/0 }
+            transport_socket:
+              name: envoy.transport_sockets.tls
+              typed_config:
+                "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+                sni: u.test
+                common_tls_context:
+                  combined_validation_context:
+                    default_validation_context:
+                      match_typed_subject_alt_names: [ { san_type: DNS, matcher: { exact: u.test } } ]
+                    validation_context_sds_secret_config: { name: client-ca }
+YAML
 } >"$TOPO_DIR/body.yaml"
 http_e2e_arion "$TOPO_DIR/body.yaml" || { echo "arion did not start"; exit 1; }
 mbufs() { curl -s "http://127.0.0.1:$admin_port/stats" | awk '/^dpdk\.mempool\..*\.in_use:/ {s += $2} END {print s + 0}'; }
@@ -397,6 +429,16 @@ x=$(stat cluster.tlsbadca.upstream_cx_connect_fail)
 [ "$v" = 2 ] && [ "$w" = 2 ] && [ "$x" = 2 ] &&
 	ok "tcp.up_badca.upstream_tls_handshake_failed = 2 (max_connect_attempts 2), ssl.fail_verify_error = 2, upstream_cx_connect_fail = 2" ||
 	bad "bad CA: handshake_failed $v, fail_verify_error $w, connect_fail $x"
+
+out=$(plain 7453 1 2>&1)$(plain 7453 1 2>&1)
+[ "$out" = "$((1 << 20)) equal$((1 << 20)) equal" ] &&
+	ok "transport_socket_matches: the matched endpoint over TLS, the other plain, both byte-exact" ||
+	bad "transport_socket_matches through tcp_proxy: $out"
+sleep 0.3
+v=$(stat cluster.tlstsm.ssl.handshake)
+w=$(stat tcp.up_tsm.upstream_tls_handshake_failed)
+[ "$v" = 1 ] && [ "$w" = 0 ] && ok "cluster.tlstsm.ssl.handshake = 1 (the matched endpoint's), none failed" ||
+	bad "cluster.tlstsm.ssl.handshake $v, handshake_failed $w"
 
 out=$(tls 7452 t.test 16 2>&1)
 [ "$out" = "$((16 << 20)) equal notify -" ] &&
