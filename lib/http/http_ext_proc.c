@@ -687,36 +687,13 @@ static void epg_trailers(struct http_subreq *sr, const struct arn_h1_msg *m)
 	ep_grpc_status(a, m->trailers, m->n_trailers);
 }
 
-/* An HTTP status as a gRPC status (gRPC's http-grpc-status-mapping,
- * Envoy's Grpc::Utility::httpToGrpcStatus). */
-static int http_to_grpc_status(unsigned s)
-{
-	switch (s) {
-	case 400:
-		return 13; /* INTERNAL */
-	case 401:
-		return 16; /* UNAUTHENTICATED */
-	case 403:
-		return 7; /* PERMISSION_DENIED */
-	case 404:
-		return 12; /* UNIMPLEMENTED */
-	case 429:
-	case 502:
-	case 503:
-	case 504:
-		return 14; /* UNAVAILABLE */
-	default:
-		return 2; /* UNKNOWN */
-	}
-}
-
 /* The processor ended the stream (Envoy's onRemoteClose). */
 static void epg_end(struct http_subreq *sr)
 {
 	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
 	if (ep_orphan(a))
 		return;
-	int code = a->status != 200	? http_to_grpc_status(a->status)
+	int code = a->status != 200	? (int)http_grpc_status(a->status)
 		   : a->bad_ct		? 2
 		   : a->grpc_status < 0 ? 2
 					: a->grpc_status;
