@@ -499,22 +499,26 @@ static bool azg_query(struct http_authz *a, const struct http_authz_grpc_resp *r
 		az_invalid(a, "query parameters for a request without a path");
 		return false;
 	}
-	size_t cap = m->path.len;
 	for (unsigned i = 0; i < r->n_qset; i++) {
 		const struct http_qkv *q = &r->qset[i];
 		if (!http_query_is_encoded(q->k, q->kl) || !http_query_is_encoded(q->v, q->vl)) {
 			az_invalid(a, "a query parameter to set is not URL-encoded");
 			return false;
 		}
-		cap += 2 + (size_t)q->kl + q->vl;
 	}
-	char *out = az_room(a, cap);
-	if (!out)
+	/* its exact length first: the new path may be longer than the old
+	 * and the values set together ("flag" is written "flag=") */
+	long cap = http_query_rewrite(m->path.p, m->path.len, r->qset, r->n_qset, r->qrm, r->n_qrm,
+				      NULL, 0);
+	char *out = cap < 0 || cap > UINT32_MAX ? NULL : az_room(a, (size_t)cap);
+	if (!out) {
+		a->overflow = true; /* more parameters than HTTP_QUERY_MAX_PARAMS, or no room */
 		return true;
+	}
 	long n = http_query_rewrite(m->path.p, m->path.len, r->qset, r->n_qset, r->qrm, r->n_qrm,
-				    out, cap);
-	if (n < 0 || n > UINT32_MAX) {
-		a->overflow = true; /* more parameters than HTTP_QUERY_MAX_PARAMS */
+				    out, (size_t)cap);
+	if (n != cap) {
+		a->overflow = true; /* (cannot happen: the same inputs) */
 		return true;
 	}
 	m->path = (struct arn_h1_slice){out, (uint32_t)n};

@@ -100,6 +100,8 @@ long http_query_rewrite(const char *path, size_t plen, const struct http_qkv *se
 	size_t need = head;
 	for (size_t i = 0; i < n; i++)
 		need += 1 + (size_t)p[i].kl + 1 + p[i].vl;
+	if (!out)
+		return (long)need;
 	if (need > cap)
 		return -ENOSPC;
 	if (head)

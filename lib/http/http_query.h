@@ -42,7 +42,9 @@ bool http_query_is_encoded(const char *p, size_t n);
  * value; a key both set and removed is removed (Envoy sets first).
  * @return the new length; -ENOSPC when it does not fit in @p cap;
  * -E2BIG when the query has (or would have) more than
- * HTTP_QUERY_MAX_PARAMS parameters.
+ * HTTP_QUERY_MAX_PARAMS parameters. With @p out NULL nothing is written
+ * and the new length is returned (a parameter without '=' gains one, so
+ * the new path may be longer than the old and the values set together).
  */
 long http_query_rewrite(const char *path, size_t plen, const struct http_qkv *set, size_t nset,
 			const struct http_qkv *rm, size_t nrm, char *out, size_t cap);

@@ -89,15 +89,29 @@ static unsigned key_count(const char *o, size_t n, const char *k, size_t kl)
 static void query(const uint8_t *data, size_t size, const struct http_authz_grpc_resp *r)
 {
 	size_t plen = size > 512 ? 512 : size;
-	size_t cap = plen;
-	for (unsigned i = 0; i < r->n_qset; i++)
-		cap += 2 + (size_t)r->qset[i].kl + r->qset[i].vl;
+	/* the exact length first, as ext_authz asks it; one byte short of it
+	 * does not fit */
+	long need = http_query_rewrite((const char *)data, plen, r->qset, r->n_qset, r->qrm,
+				       r->n_qrm, NULL, 0);
+	CHECK(need == -E2BIG || need >= 0);
+	if (need < 0)
+		return;
+	size_t cap = (size_t)need;
 	char *out = malloc(cap ? cap : 1);
 	CHECK(out);
+	if (cap)
+		CHECK(http_query_rewrite((const char *)data, plen, r->qset, r->n_qset, r->qrm,
+					 r->n_qrm, out, cap - 1) == -ENOSPC);
 	long n = http_query_rewrite((const char *)data, plen, r->qset, r->n_qset, r->qrm, r->n_qrm,
 				    out, cap);
-	CHECK(n == -E2BIG || (n >= 0 && (size_t)n <= cap));
-	if (n >= 0) {
+	CHECK(n == need);
+	/* what ext_authz writes: only sets whose keys and values are
+	 * URL-encoded (the others answer 500 before any rewrite) */
+	bool encoded = true;
+	for (unsigned i = 0; i < r->n_qset; i++)
+		encoded &= http_query_is_encoded(r->qset[i].k, r->qset[i].kl) &&
+			   http_query_is_encoded(r->qset[i].v, r->qset[i].vl);
+	if (n >= 0 && encoded) {
 		const char *q = memchr(data, '?', plen);
 		size_t head = q ? (size_t)(q - (const char *)data) : plen;
 		CHECK((size_t)n >= head && (!head || memcmp(out, data, head) == 0));

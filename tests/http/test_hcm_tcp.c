@@ -1932,6 +1932,13 @@ static void test_http_ext_authz_grpc_query(void **state)
 	     "GET /z HTTP/1.1\r\n"},
 	    /* a path without a query gets one */
 	    {"GET /w HTTP/1.1\r\nHost: a\r\n\r\n", {"k", "v"}, {NULL}, "GET /w?k=v HTTP/1.1\r\n"},
+	    /* parameters without '=' gain one: the new path is longer than
+	     * the old and the value set together (fuzz_authz_grpc found the
+	     * rewrite sized by those alone) */
+	    {"GET /g?a&b&c&d&e&f HTTP/1.1\r\nHost: a\r\n\r\n",
+	     {"z", "1"},
+	     {NULL},
+	     "GET /g?a=&b=&c=&d=&e=&f=&z=1 HTTP/1.1\r\n"},
 	};
 	uint32_t sid = 1;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++, sid += 2) {
@@ -1994,7 +2001,7 @@ static void test_http_ext_authz_grpc_query(void **state)
 		if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
 			fail_msg("bad %zu: the client got: %s", i, r);
 	}
-	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_ok) - ok0, 4);
+	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_ok) - ok0, 5);
 	assert_int_equal(xa_stat(ARN_EXT_AUTHZ_invalid) - inv0, 2);
 	hh_end();
 	char log[1024];
