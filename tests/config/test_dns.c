@@ -178,6 +178,45 @@ static void upd_cb(void *ctx, const char *name, enum arn_config_cluster_update u
 		upd_unpublished++;
 }
 
+static unsigned upd_all;
+
+static void upd_count(void *ctx, const char *name, enum arn_config_cluster_update u)
+{
+	(void)ctx;
+	(void)name;
+	(void)u;
+	upd_all++;
+}
+
+/* The updates waiting for a warming cluster are bounded in entries
+ * (4,096): a control plane that keeps sending a warming cluster refused
+ * ClusterLoadAssignments (an attempt and a rejection each) queues no more,
+ * and once the cluster is in force exactly the bound is told. */
+static void test_cluster_update_queue_bounded(void **state)
+{
+	(void)state;
+	upd_all = 0;
+	arn_config_set_cluster_update_cb(st, upd_count, NULL);
+	APPLY(C, tj_cluster_eds("w", "1s"));
+	assert_null(cluster("w")); /* warming on its endpoints */
+	static const char bad[] = "{\"cluster_name\":\"w\",\"endpoints\":[{\"lb_endpoints\":[{"
+				  "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":"
+				  "\"no.such.name\",\"port_value\":80}}}}]}]}";
+	for (int i = 0; i < 2100; i++) {
+		APPLY(E, bad);
+		assert_false(tc_res.accepted);
+	}
+	assert_int_equal(upd_all, 0); /* none told while it warms */
+	APPLY(E, "{\"cluster_name\":\"w\",\"endpoints\":[{\"lb_endpoints\":[{\"endpoint\":{"
+		 "\"address\":{\"socket_address\":{\"address\":\"198.18.0.1\",\"port_value\":80}}}}]}]}");
+	assert_true(tc_res.accepted);
+	assert_non_null(cluster("w"));
+	assert_int_equal(upd_all, 4096);
+	/* and the queue is free again: the next update is told */
+	APPLY(E, "{\"cluster_name\":\"w\",\"endpoints\":[]}");
+	assert_int_equal(upd_all, 4096 + 2);
+}
+
 /* STRICT_DNS: every address of the name, each with the endpoint's port
  * and weight; a change follows; a failure keeps the last hosts; an answer
  * with no address removes them (Envoy's strict_dns_cluster.cc). */
@@ -552,6 +591,7 @@ static void test_dns_fuzz_seeds(void **state)
 
 const struct CMUnitTest dns_tests[] = {
     cmocka_unit_test_setup_teardown(test_dns_strict_follows_answers, dns_setup, dns_teardown),
+    cmocka_unit_test_setup_teardown(test_cluster_update_queue_bounded, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_failure_backoff, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_logical_first_address, dns_setup, dns_teardown),
     cmocka_unit_test_setup_teardown(test_dns_respect_ttl, dns_setup, dns_teardown),
