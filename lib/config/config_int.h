@@ -389,12 +389,13 @@ bool conv_sv_ieq(upb_StringView a, const char *s);
  * dependency) and :authority (NULL unless set). conv_common.c */
 void conv_envoy_grpc(struct conv *c, struct pb eg, struct arn_cfg_ref *cluster,
 		     const char **authority, uint32_t *authority_len);
-/** A GrpcService @p gs's initial_metadata into @p md / @p n_md (at most
+/** The HeaderValue list @p f of @p gs (a GrpcService's initial_metadata,
+ * ExtProcOverrides' grpc_initial_metadata) into @p md / @p n_md (at most
  * @p max; the headers Arion writes on the call itself refused), @p what
- * ("check", "call") naming the call in refusals. conv_common.c */
+ * ("check", "call", "stream") naming the call in refusals. conv_common.c */
 struct arn_cfg_ext_authz_hdr;
-void conv_grpc_metadata(struct conv *c, struct pb gs, unsigned max, const char *what,
-			struct arn_cfg_ext_authz_hdr **md, size_t *n_md);
+void conv_grpc_metadata(struct conv *c, struct pb gs, const char *f, unsigned max,
+			const char *what, struct arn_cfg_ext_authz_hdr **md, size_t *n_md);
 /** An SdsSecretConfig @p s (field @p f): its name a reference into @p r
  * and a warming dependency; missing, nameless or with a non-ADS
  * sds_config refused (X13). conv_common.c */

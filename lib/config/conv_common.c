@@ -1273,17 +1273,16 @@ void conv_envoy_grpc(struct conv *c, struct pb eg, struct arn_cfg_ref *cluster,
 	}
 }
 
-void conv_grpc_metadata(struct conv *c, struct pb gs, unsigned max, const char *what,
+void conv_grpc_metadata(struct conv *c, struct pb gs, const char *f, unsigned max, const char *what,
 			struct arn_cfg_ext_authz_hdr **md, size_t *n_md)
 {
-	size_t k = pb_len(gs, "initial_metadata");
+	size_t k = pb_len(gs, f);
 	if (k > max)
-		conv_err(c, "initial_metadata", "%zu entries: at most %u (the %s's headers)", k,
-			 max, what);
+		conv_err(c, f, "%zu entries: at most %u (the %s's headers)", k, max, what);
 	*md = CONV_NEW(c, struct arn_cfg_ext_authz_hdr, k ? k : 1);
 	for (size_t i = 0; *md && i < k && i < max; i++) {
-		size_t m = conv_push(c, "initial_metadata[%zu]", i);
-		struct pb hv = pb_at(gs, "initial_metadata", i);
+		size_t m = conv_push(c, "%s[%zu]", f, i);
+		struct pb hv = pb_at(gs, f, i);
 		conv_only(c, hv, "key,value");
 		upb_StringView key = pb_str(hv, "key"), val = pb_str(hv, "value");
 		if (!key.size || key.data[0] == ':' || conv_sv_ieq(key, "host") ||
@@ -1457,15 +1456,16 @@ void conv_header_key_format(struct conv *c, struct pb h1)
 		size_t m2 = conv_push(c, "stateful_formatter");
 		conv_only(c, sf, "name,typed_config");
 		size_t m3 = conv_push(c, "typed_config");
-		struct pb pc = conv_any(
-		    c, pb_msg(sf, "typed_config"),
-		    "envoy.extensions.http.header_formatters.preserve_case.v3.PreserveCaseFormatterConfig");
+		struct pb pc = conv_any(c, pb_msg(sf, "typed_config"),
+					"envoy.extensions.http.header_formatters.preserve_case.v3."
+					"PreserveCaseFormatterConfig");
 		if (pc.m) {
 			conv_only(c, pc, "formatter_type_on_envoy_headers");
 			if (pb_i32(pc, "formatter_type_on_envoy_headers") != 0)
-				conv_err(c, "formatter_type_on_envoy_headers",
-					 "PROPER_CASE is not supported by Arion (its own headers are "
-					 "lower-case)");
+				conv_err(
+				    c, "formatter_type_on_envoy_headers",
+				    "PROPER_CASE is not supported by Arion (its own headers are "
+				    "lower-case)");
 		}
 		conv_pop(c, m3);
 		conv_pop(c, m2);

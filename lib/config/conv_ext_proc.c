@@ -95,7 +95,8 @@ static void service(struct conv *c, struct pb gs, struct arn_cfg_ext_proc_servic
 		uint32_t ignored = 0;
 		conv_duration(c, gs, "timeout", &ignored, false);
 	}
-	conv_grpc_metadata(c, gs, ARN_CFG_EXT_PROC_MD_MAX, "stream", &o->md, &o->n_md);
+	conv_grpc_metadata(c, gs, "initial_metadata", ARN_CFG_EXT_PROC_MD_MAX, "stream", &o->md,
+			   &o->n_md);
 }
 
 /* A ListStringMatcher @p f of @p p into @p out (NULL, 0 when unset). */
@@ -288,34 +289,8 @@ const struct arn_cfg_ext_proc_route *conv_ext_proc_route(struct conv *c, struct 
 	}
 	/* grpc_initial_metadata: HeaderValues added to the service's
 	 * (Envoy's mergeGrpcInitialMetadata) */
-	size_t k = pb_len(ov, "grpc_initial_metadata");
-	if (k > ARN_CFG_EXT_PROC_MD_MAX)
-		conv_err(c, "grpc_initial_metadata",
-			 "%zu entries: at most %u (the stream's headers)", k,
-			 ARN_CFG_EXT_PROC_MD_MAX);
-	o->md = CONV_NEW(c, struct arn_cfg_ext_authz_hdr, k ? k : 1);
-	for (size_t i = 0; o->md && i < k && i < ARN_CFG_EXT_PROC_MD_MAX; i++) {
-		size_t m2 = conv_push(c, "grpc_initial_metadata[%zu]", i);
-		struct pb hv = pb_at(ov, "grpc_initial_metadata", i);
-		conv_only(c, hv, "key,value");
-		upb_StringView key = pb_str(hv, "key"), val = pb_str(hv, "value");
-		if (!key.size || key.data[0] == ':' || conv_sv_ieq(key, "host") ||
-		    conv_sv_ieq(key, "content-length") || conv_sv_ieq(key, "content-type") ||
-		    conv_sv_ieq(key, "te") || conv_sv_ieq(key, "transfer-encoding") ||
-		    conv_sv_ieq(key, "connection") || conv_sv_ieq(key, "grpc-timeout")) {
-			conv_err(c, "key",
-				 "'%.*s': not a header Arion lets the configuration set on the "
-				 "stream (its request line, framing and gRPC headers are Arion's)",
-				 (int)key.size, key.data);
-		} else if (conv_hdr_ok(c, "key", key)) {
-			const char *v = conv_hdr_str(c, "value", val);
-			const char *kn = conv_lstr(c, key);
-			if (v && kn)
-				o->md[o->n_md++] = (struct arn_cfg_ext_authz_hdr){
-				    kn, v, (uint32_t)key.size, (uint32_t)val.size};
-		}
-		conv_pop(c, m2);
-	}
+	conv_grpc_metadata(c, ov, "grpc_initial_metadata", ARN_CFG_EXT_PROC_MD_MAX, "stream",
+			   &o->md, &o->n_md);
 	conv_pop(c, m);
 	return o;
 }

@@ -254,7 +254,7 @@ static void authz_grpc_service(struct conv *c, struct pb gs, struct arn_cfg_ext_
 		conv_duration(c, gs, "timeout", &o->timeout_ms, false);
 	/* the check's headers: content-type, te, grpc-timeout and these, at
 	 * most a sub-request's 32 (http_subreq.h) */
-	conv_grpc_metadata(c, gs, ARN_CFG_EXT_AUTHZ_MD_MAX, "check", &o->md, &o->n_md);
+	conv_grpc_metadata(c, gs, "initial_metadata", ARN_CFG_EXT_AUTHZ_MD_MAX, "check", &o->md, &o->n_md);
 }
 
 /* with_request_body (BufferSettings): the body waits for the check and

@@ -41,7 +41,7 @@ static void rls_service(struct conv *c, struct pb rs, struct arn_cfg_rls *o)
 		conv_envoy_grpc(c, eg, &o->cluster, &o->authority, &o->authority_len);
 		conv_pop(c, m2);
 	}
-	conv_grpc_metadata(c, gs, ARN_CFG_RLS_MD_MAX, "call", &o->md, &o->n_md);
+	conv_grpc_metadata(c, gs, "initial_metadata", ARN_CFG_RLS_MD_MAX, "call", &o->md, &o->n_md);
 	conv_pop(c, m);
 }
 
