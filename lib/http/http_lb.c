@@ -728,16 +728,21 @@ static bool key_before(const uint64_t *key, uint64_t a, uint64_t b)
 	return x[0] != y[0] ? x[0] < y[0] : x[1] != y[1] ? x[1] < y[1] : a < b;
 }
 
-static void ord_sift(uint64_t *o, size_t i, size_t n, const uint64_t *key)
+/* Heapsort of indexes @p o (no allocation on a worker), @p before
+ * ordering two of them with @p ctx: the candidates by their keys, a
+ * priority's localities by Envoy's LocalityLess. */
+typedef bool (*idx_before_fn)(const void *ctx, uint64_t a, uint64_t b);
+
+static void idx_sift(uint64_t *o, size_t i, size_t n, idx_before_fn before, const void *ctx)
 {
 	uint64_t x = o[i];
 	for (;;) {
 		size_t c = 2 * i + 1;
 		if (c >= n)
 			break;
-		if (c + 1 < n && key_before(key, o[c], o[c + 1]))
+		if (c + 1 < n && before(ctx, o[c], o[c + 1]))
 			c++;
-		if (!key_before(key, x, o[c]))
+		if (!before(ctx, x, o[c]))
 			break;
 		o[i] = o[c];
 		i = c;
@@ -745,17 +750,21 @@ static void ord_sift(uint64_t *o, size_t i, size_t n, const uint64_t *key)
 	o[i] = x;
 }
 
-/* Heapsort of the candidate indexes @p o by their keys. */
-static void ord_sort(uint64_t *o, size_t n, const uint64_t *key)
+static void idx_sort(uint64_t *o, size_t n, idx_before_fn before, const void *ctx)
 {
 	for (size_t i = n / 2; i-- > 0;)
-		ord_sift(o, i, n, key);
+		idx_sift(o, i, n, before, ctx);
 	for (size_t e = n; e-- > 1;) {
 		uint64_t t = o[0];
 		o[0] = o[e];
 		o[e] = t;
-		ord_sift(o, 0, e, key);
+		idx_sift(o, 0, e, before, ctx);
 	}
+}
+
+static bool key_before_fn(const void *key, uint64_t a, uint64_t b)
+{
+	return key_before(key, a, b);
 }
 
 static double dget(const uint64_t *p)
@@ -823,7 +832,7 @@ static void maglev_build(struct http_lb_cache *k, bool equal)
 		ord[j] = j;
 		sum += ep_weight(k->cand[j]);
 	}
-	ord_sort(ord, n, key);
+	idx_sort(ord, n, key_before_fn, key);
 	double maxw = 0.0;
 	for (uint64_t s = 0; s < n; s++) {
 		const struct arn_cfg_endpoint *e = k->cand[ord[s]];
@@ -1053,34 +1062,9 @@ static bool loc_before(const struct arn_cfg_priority *pr, uint64_t a, uint64_t b
 	return c ? c < 0 : a < b;
 }
 
-static void loc_sift(const struct arn_cfg_priority *pr, uint64_t *o, size_t i, size_t n)
+static bool loc_before_fn(const void *pr, uint64_t a, uint64_t b)
 {
-	uint64_t x = o[i];
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && loc_before(pr, o[c], o[c + 1]))
-			c++;
-		if (!loc_before(pr, x, o[c]))
-			break;
-		o[i] = o[c];
-		i = c;
-	}
-	o[i] = x;
-}
-
-/* Heapsort of locality indexes @p o (no allocation on a worker). */
-static void loc_sort(const struct arn_cfg_priority *pr, uint64_t *o, size_t n)
-{
-	for (size_t i = n / 2; i-- > 0;)
-		loc_sift(pr, o, i, n);
-	for (size_t e = n; e-- > 1;) {
-		uint64_t t = o[0];
-		o[0] = o[e];
-		o[e] = t;
-		loc_sift(pr, o, 0, e);
-	}
+	return loc_before(pr, a, b);
 }
 
 /* Envoy's EdfEntry order: the earlier deadline, then the lower offset. */
@@ -1181,7 +1165,7 @@ static bool lw_build(const struct http_lb_in *in, struct http_lb_cache *k, const
 		xb[l] = x;
 		x += pr->localities[l].n_endpoints;
 	}
-	loc_sort(pr, ord, nl);
+	idx_sort(ord, nl, loc_before_fn, pr);
 	uint64_t n = 0;
 	k->n_loc = 0;
 	for (size_t g = 0; g < nl;) {
@@ -1249,7 +1233,7 @@ static uint64_t lw_hash_build(struct http_lb_cache *k, const struct cset *c)
 		xb[l] = x;
 		x += pr->localities[l].n_endpoints;
 	}
-	loc_sort(pr, ord, nl);
+	idx_sort(ord, nl, loc_before_fn, pr);
 	uint64_t lsum = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		uint64_t n = 0, tw = 0;
