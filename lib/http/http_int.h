@@ -832,6 +832,16 @@ struct http_lb_in {
 	size_t n_ep_hosts;
 };
 
+/* A run of a worker's cached candidates: one priority's hosts of one kind
+ * (healthy, degraded, every host in panic) and its share of the load. */
+#define HTTP_LB_SEGS 4
+struct http_lb_seg {
+	uint64_t off, n; /* cand[off .. off + n) */
+	uint64_t total_weight, stride;
+	uint8_t upto; /* the load line's end of its share (1-100) */
+	bool equal, panic;
+};
+
 /*
  * A worker's candidates of one cluster, as Envoy precomputes its
  * per-priority healthy host sets when membership or health changes: a
@@ -883,6 +893,15 @@ struct http_lb_cache {
 	 * nw_on */
 	double *nw;
 	bool nw_on;
+	/* Envoy's priority loads (http_lb.c prio_loads) when they share the
+	 * traffic among several runs (a priority's healthy, degraded or, in
+	 * panic, every host): each a run of cand (its cumulative weights
+	 * from 0), the pick choosing one by the load line; n_seg 0: one
+	 * list. walk: more runs than seg holds, or locality weighting
+	 * over them: each pick walks the endpoints. */
+	uint8_t n_seg;
+	bool walk;
+	struct http_lb_seg seg[HTTP_LB_SEGS];
 } __attribute__((aligned(64)));
 
 /* A locality of a worker's cached candidates (locality weighting). */

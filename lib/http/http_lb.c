@@ -1,11 +1,14 @@
 /*
  * Load balancing over a cluster's endpoints, as of one generation.
  *
- * Host selection follows Envoy's outline: the lowest priority that has
- * healthy hosts takes the traffic; when the healthy share of the hosts
- * falls under healthy_panic_threshold (50% by default) Envoy stops trusting
- * health and balances over every host ("panic"); a cluster with no host at
- * all answers 503 UH. Within the chosen set the lb_policy picks; with
+ * Host selection follows Envoy's outline: the priorities share the
+ * traffic by their healthy (then degraded) availability, overprovisioned
+ * (prio_loads: a priority keeps all of it while 1 / 1.4 of its hosts are
+ * healthy, then spills the rest to the next); a priority whose healthy
+ * share falls under healthy_panic_threshold (50% by default), when the
+ * priorities together cannot take the whole load, stops trusting health
+ * and balances over every host ("panic"); a cluster with no host at all
+ * answers 503 UH. Within the chosen set the lb_policy picks; with
  * common_lb_config.locality_weighted_lb_config, within a locality of the
  * set that Envoy's EDF over the localities' effective weights chose.
  *
@@ -977,47 +980,203 @@ int http_lb_pick(const struct http_lb_in *in, struct http_lb_out *out)
 	return pick_walk(in, out, panic_pct, lb);
 }
 
-/* The candidates Envoy's outline gives (the lowest priority with healthy
- * hosts, panic, degraded hosts, panic over every host) into *@p c, and
- * whether it is panic; @p until as in struct cset. */
-static void choose(const struct http_lb_in *in, uint32_t panic_pct, struct cset *c, bool *panic,
-		   uint64_t *until)
+/*
+ * Envoy's priority loads (LoadBalancerBase::recalculatePerPriorityState,
+ * recalculatePerPriorityPanic, recalculateLoadInTotalPanic, choosePriority):
+ * a priority's healthy (degraded) availability is min(100,
+ * overprovisioning_factor x its healthy (degraded) hosts / its hosts), in
+ * whole percent; the load's 100 percent goes to the priorities in order,
+ * each taking its availability x 100 / the total availability (capped at
+ * 100), the healthy ones first, then the degraded, the rounding's rest to
+ * the first available priority. So a priority keeps all of the traffic
+ * while 1 / 1.4 (71%) of its hosts are healthy and then spills it to the
+ * next in proportion, rather than holding it until its last host fails.
+ * A priority is in panic (its every host a candidate) when the total is
+ * under 100 and its healthy and degraded hosts are under
+ * healthy_panic_threshold (rounded to a whole percent, as Envoy's
+ * PROTOBUF_PERCENT_TO_ROUNDED_INTEGER) of its hosts; when every priority
+ * is, the load follows the priorities' host counts. EDS DRAINING hosts
+ * are Envoy's excluded ones: in no priority's share.
+ */
+#define LB_PRIOS 128 /* the configuration's bound (conv_cluster.c) */
+
+struct prio_loads {
+	size_t n;	      /* priorities */
+	uint8_t hl[LB_PRIOS]; /* healthy load, percent */
+	uint8_t dl[LB_PRIOS]; /* degraded load, percent */
+	bool panic[LB_PRIOS]; /* its every host a candidate */
+};
+
+static void prio_loads(const struct http_lb_in *in, uint32_t panic_pct, uint64_t *until,
+		       struct prio_loads *pl)
 {
 	const struct arn_cfg_endpoints *eps = in->eps;
-	c->n = 0;
-	size_t healthy_n = 0;
-	int prio = -1;
+	size_t np = eps->n_priorities < LB_PRIOS ? eps->n_priorities : LB_PRIOS;
+	uint32_t hav[LB_PRIOS], dav[LB_PRIOS];
+	uint64_t hosts[LB_PRIOS], up[LB_PRIOS], all = 0;
+	/* 0: an endpoints object not made by the configuration (which
+	 * refuses 0): Envoy's default */
+	uint64_t of = eps->overprovisioning_factor ? eps->overprovisioning_factor : 140;
+	uint32_t tot = 0;
 	size_t k = 0;
-	for (size_t p = 0; p < eps->n_priorities && prio < 0; p++) {
+	pl->n = np;
+	for (size_t p = 0; p < np; p++) {
 		const struct arn_cfg_priority *pr = &eps->priorities[p];
-		size_t h = 0;
+		uint64_t n = 0, h = 0, d = 0;
 		for (size_t l = 0; l < pr->n_localities; l++)
-			for (size_t i = 0; i < pr->localities[l].n_endpoints; i++, k++)
-				h += healthy(in, &pr->localities[l].endpoints[i], k, until);
-		if (h) {
-			prio = (int)p;
-			healthy_n = h;
+			for (size_t i = 0; i < pr->localities[l].n_endpoints; i++, k++) {
+				const struct arn_cfg_endpoint *ep = &pr->localities[l].endpoints[i];
+				/* Envoy's excluded hosts (EDS DRAINING) count in
+				 * no share */
+				if (ep->health == ARN_CFG_HEALTH_DRAINING)
+					continue;
+				n++;
+				if (healthy(in, ep, k, until))
+					h++;
+				else if (degraded(in, ep, k, until))
+					d++;
+			}
+		hosts[p] = n;
+		up[p] = h + d;
+		all += pr->n_endpoints;
+		hav[p] = n ? (uint32_t)(of * h / n < 100 ? of * h / n : 100) : 0;
+		dav[p] = n ? (uint32_t)(of * d / n < 100 ? of * d / n : 100) : 0;
+		tot += hav[p] + dav[p];
+		pl->hl[p] = pl->dl[p] = 0;
+		pl->panic[p] = false;
+	}
+	if (tot > 100)
+		tot = 100;
+	if (tot) {
+		uint32_t left = 100;
+		int fh = -1, fd = -1;
+		for (size_t p = 0; p < np; p++) {
+			uint32_t v = hav[p] * 100 / tot;
+			if (fh < 0 && hav[p])
+				fh = (int)p;
+			pl->hl[p] = (uint8_t)(v < left ? v : left);
+			left -= pl->hl[p];
+		}
+		for (size_t p = 0; p < np; p++) {
+			uint32_t v = dav[p] * 100 / tot;
+			if (fd < 0 && dav[p])
+				fd = (int)p;
+			pl->dl[p] = (uint8_t)(v < left ? v : left);
+			left -= pl->dl[p];
+		}
+		if (left && fh >= 0)
+			pl->hl[fh] += (uint8_t)left;
+		else if (left && fd >= 0)
+			pl->dl[fd] += (uint8_t)left;
+	}
+	uint64_t thr = (panic_pct + 50) / 100;
+	if (thr > 100)
+		thr = 100;
+	if (np == 0)
+		return;
+	if (thr == 0 && tot == 0) {
+		pl->hl[0] = 100; /* nothing to route to: P0, which has no host up */
+		return;
+	}
+	if (tot == 100)
+		return; /* no panic, however few a priority has */
+	bool total = true;
+	for (size_t p = 0; p < np; p++) {
+		/* Envoy's isHostSetInPanic: 100 x up / hosts < threshold */
+		pl->panic[p] = hosts[p] ? 100 * up[p] < thr * hosts[p] : thr > 0;
+		total = total && pl->panic[p];
+	}
+	if (!total)
+		return;
+	/* every priority in panic: the load follows the host counts */
+	uint32_t left = 100;
+	int first = -1;
+	for (size_t p = 0; p < np; p++) {
+		if (first < 0 && eps->priorities[p].n_endpoints)
+			first = (int)p;
+		pl->hl[p] = all ? (uint8_t)(100 * eps->priorities[p].n_endpoints / all) : 0;
+		pl->dl[p] = 0;
+		left -= pl->hl[p];
+	}
+	pl->hl[first < 0 ? 0 : first] += (uint8_t)left;
+}
+
+/* Envoy's choosePriority for @p r: the priority whose share of the load
+ * line (1-100, the healthy loads then the degraded) holds r % 100 + 1, and
+ * its candidates' mode (0 healthy, 1 degraded, 2 every host: panic). */
+static size_t prio_pick(const struct prio_loads *pl, uint64_t r, int *mode)
+{
+	uint32_t at = (uint32_t)(r % 100) + 1, sum = 0;
+	for (size_t p = 0; p < pl->n; p++) {
+		sum += pl->hl[p];
+		if (at <= sum) {
+			*mode = pl->panic[p] ? 2 : 0;
+			return p;
 		}
 	}
-	if (prio >= 0) {
-		/* the healthy share of the hosts, against the panic threshold
-		 * (percent x 100); Envoy's overprovisioning is left out */
-		const struct arn_cfg_priority *pr = &eps->priorities[prio];
-		if (panic_pct > 0 && healthy_n * 10000 < (size_t)panic_pct * pr->n_endpoints) {
-			*panic = true;
-			cset_of(c, in, (size_t)prio, 2, until);
-		} else {
-			cset_of(c, in, (size_t)prio, 0, until);
-		}
-	} else {
-		for (size_t p = 0; p < eps->n_priorities && c->n == 0; p++)
-			cset_of(c, in, p, 1, until);
-		if (c->n == 0 && panic_pct > 0) {
-			*panic = true;
-			for (size_t p = 0; p < eps->n_priorities && c->n == 0; p++)
-				cset_of(c, in, p, 2, until);
+	for (size_t p = 0; p < pl->n; p++) {
+		sum += pl->dl[p];
+		if (at <= sum) {
+			*mode = pl->panic[p] ? 2 : 1;
+			return p;
 		}
 	}
+	*mode = pl->panic[0] ? 2 : 0; /* (the loads sum to 100) */
+	return 0;
+}
+
+/* The priority pick's random value: the request's hash for RING_HASH and
+ * MAGLEV (Envoy's ThreadAwareLoadBalancer chooses the priority with it),
+ * else one drawn from the pick's random, apart from the host's. */
+static uint64_t prio_rand(const struct http_lb_in *in, uint8_t lb)
+{
+	if (in->has_hash && (lb == ARN_CFG_LB_RING_HASH || lb == ARN_CFG_LB_MAGLEV))
+		return in->hash;
+	return mix64(in->rand ^ 0x2545f4914f6cdd1dull);
+}
+
+/* The candidates of the priority Envoy's loads give for @p r into *@p c,
+ * and whether they are panic's; @p until as in struct cset. */
+static void choose(const struct http_lb_in *in, uint32_t panic_pct, struct cset *c, bool *panic,
+		   uint64_t *until, uint64_t r)
+{
+	struct prio_loads pl;
+	int mode;
+	prio_loads(in, panic_pct, until, &pl);
+	c->n = 0;
+	if (pl.n == 0)
+		return;
+	size_t p = prio_pick(&pl, r, &mode);
+	*panic = mode == 2;
+	cset_of(c, in, p, mode, until);
+}
+
+/* A run of a worker's cached candidates: one priority's hosts of one
+ * mode that take load, in the load line's order. */
+struct prio_run {
+	size_t p;
+	int mode;
+	uint8_t upto; /* the load line's end of its share (1-100) */
+};
+
+/* The runs of @p pl (those with load) into @p r, at most @p cap of them.
+ * @return how many there are (more than cap: not all listed). */
+static size_t prio_runs(const struct prio_loads *pl, struct prio_run *r, size_t cap)
+{
+	size_t nr = 0;
+	uint32_t sum = 0;
+	for (int d = 0; d < 2; d++)
+		for (size_t p = 0; p < pl->n; p++) {
+			uint8_t load = d ? pl->dl[p] : pl->hl[p];
+			if (!load)
+				continue;
+			sum += load;
+			if (nr < cap)
+				r[nr] = (struct prio_run){
+				    .p = p, .mode = pl->panic[p] ? 2 : d, .upto = (uint8_t)sum};
+			nr++;
+		}
+	return nr;
 }
 
 /* ---- locality weighting (common_lb_config.locality_weighted_lb_config) ----
@@ -1105,8 +1264,19 @@ static struct http_lb_loc *edf_pick(struct http_lb_cache *k)
 	return g;
 }
 
+/* A locality's hosts less Envoy's excluded ones (EDS DRAINING,
+ * excludeBasedOnHealthFlag): the count its availability is a share of. */
+static uint64_t loc_hosts(const struct arn_cfg_locality *lo)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < lo->n_endpoints; i++)
+		n += lo->endpoints[i].health != ARN_CFG_HEALTH_DRAINING;
+	return n;
+}
+
 /* Envoy's effectiveLocalityWeight: @p w x min(1, @p of / 100 x @p elig /
- * @p total), in its doubles (no host excluded: Arion has no exclusion). */
+ * @p total), in its doubles; total leaves out the excluded hosts
+ * (loc_hosts). */
 static double loc_effective(uint32_t w, uint32_t of, uint64_t elig, uint64_t total)
 {
 	if (total == 0)
@@ -1178,7 +1348,7 @@ static bool lw_build(const struct http_lb_in *in, struct http_lb_cache *k, const
 			const struct arn_cfg_locality *lo = &pr->localities[ord[j]];
 			if (lo->weight)
 				w = lo->weight;
-			total += lo->n_endpoints;
+			total += loc_hosts(lo);
 			for (size_t i = 0; i < lo->n_endpoints; i++)
 				elig += takes(c, &lo->endpoints[i], xb[ord[j]] + i);
 		}
@@ -1314,7 +1484,7 @@ lw_walk(const struct http_lb_in *in, struct cset *c, struct arn_cfg_priority *on
 			for (size_t i = 0; i < lo->n_endpoints; i++)
 				elig += takes(c, &lo->endpoints[i], x + i);
 			double eff = loc_effective(lo->weight, in->eps->overprovisioning_factor,
-						   elig, lo->n_endpoints);
+						   elig, loc_hosts(lo));
 			if (!pass) {
 				sum += eff;
 			} else if (eff > 0) {
@@ -1352,6 +1522,64 @@ lw_walk(const struct http_lb_in *in, struct cset *c, struct arn_cfg_priority *on
 	}
 }
 
+/* The runs @p r (@p nr, at most HTTP_LB_SEGS) listed in @p k's cand, each
+ * with its cumulative weights from 0. @return the candidates listed. */
+static uint64_t seg_build(const struct http_lb_in *in, struct http_lb_cache *k,
+			  const struct prio_run *r, size_t nr, uint64_t *until)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < nr; i++) {
+		struct cset c;
+		struct http_lb_seg *g = &k->seg[i];
+		uint64_t tw = 0;
+		cset_of(&c, in, r[i].p, r[i].mode, until);
+		g->off = n;
+		g->equal = true;
+		size_t x = c.base;
+		for (size_t l = 0; l < c.pr->n_localities; l++) {
+			const struct arn_cfg_locality *lo = &c.pr->localities[l];
+			for (size_t j = 0; j < lo->n_endpoints; j++, x++) {
+				const struct arn_cfg_endpoint *ep = &lo->endpoints[j];
+				if (n == k->cap || !takes(&c, ep, x))
+					continue;
+				if (n > g->off && ep->weight != k->cand[g->off]->weight)
+					g->equal = false;
+				tw += ep_weight(ep);
+				k->cand[n] = ep;
+				k->cum[n++] = tw;
+			}
+		}
+		g->n = n - g->off;
+		g->total_weight = tw;
+		g->stride = g->equal ? 1 : rr_stride(tw);
+		g->upto = r[i].upto;
+		g->panic = r[i].mode == 2;
+	}
+	k->n_seg = (uint8_t)nr;
+	return n;
+}
+
+/* The run of @p k the load line gives @p r into @p c (Envoy's
+ * choosePriority over the cached runs), and whether it is panic's. */
+static void seg_narrow(const struct http_lb_cache *k, struct cset *c, uint64_t *stride, uint64_t r,
+		       bool *panic)
+{
+	uint32_t at = (uint32_t)(r % 100) + 1;
+	const struct http_lb_seg *g = &k->seg[k->n_seg - 1];
+	for (size_t i = 0; i < k->n_seg; i++)
+		if (at <= k->seg[i].upto) {
+			g = &k->seg[i];
+			break;
+		}
+	c->n = g->n;
+	c->total_weight = g->total_weight;
+	c->equal = g->equal;
+	c->cand = k->cand + g->off;
+	c->cum = k->cum + g->off;
+	*stride = g->stride;
+	*panic = g->panic;
+}
+
 /* The worker's cached candidates, built again: choose's, listed with their
  * cumulative weights. The epoch is the one the caller read before: a
  * change of health after it moves the epoch again, and the next pick
@@ -1371,8 +1599,29 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	uint8_t old_kind = k->tab_kind;
 	bool same = k->eps == in->eps && k->cluster == in->cluster && old_kind != HTTP_LB_TAB_NONE;
 	k->eps = NULL; /* not valid while it is built */
-	choose(in, panic_pct, &c, &panic, &until);
 	uint64_t n = 0, tw = 0;
+	/* Envoy's priority loads: one run (the usual: a priority takes all
+	 * of it) is one list as ever; more are listed one after the other,
+	 * the pick choosing by the load line (seg_narrow), or walked when
+	 * they are more than the cache holds or locality weighting would
+	 * narrow each of them */
+	struct prio_loads pl;
+	struct prio_run runs[HTTP_LB_SEGS];
+	prio_loads(in, panic_pct, &until, &pl);
+	size_t nr = prio_runs(&pl, runs, HTTP_LB_SEGS);
+	k->n_seg = 0;
+	k->walk = false;
+	c.n = 0;
+	if (nr == 1) {
+		panic = runs[0].mode == 2;
+		cset_of(&c, in, runs[0].p, runs[0].mode, &until);
+	} else if (nr > 1) {
+		same = false;
+		if (nr > HTTP_LB_SEGS || (in->cluster && in->cluster->locality_weighted))
+			k->walk = true;
+		else
+			n = seg_build(in, k, runs, nr, &until);
+	}
 	bool equal = true;
 	uint8_t lb = in->cluster ? in->cluster->lb : ARN_CFG_LB_ROUND_ROBIN;
 	/* locality weighting: not in panic (Envoy's AllHosts), not for the
@@ -1435,11 +1684,16 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 	k->until_ms = until;
 	k->cluster = in->cluster;
 	k->epoch = in->epoch;
-	k->lw = k->n_loc || k->loc_short;
+	k->lw = k->n_loc || k->loc_short || k->n_seg || k->walk;
 	if (k->lw)
-		k->n = 0; /* the pick narrows to a locality (lw_narrow) */
-	if (same && ((lb == ARN_CFG_LB_RING_HASH && old_kind == HTTP_LB_TAB_RING) ||
-		     (lb == ARN_CFG_LB_MAGLEV && old_kind == HTTP_LB_TAB_MAGLEV))) {
+		k->n = 0; /* the pick narrows to a locality or a run */
+	if (k->n_seg || k->walk) {
+		/* no table over runs of several priorities: a hashed pick
+		 * reads its run's points (RING_HASH: the same answer) */
+		k->tab_kind = HTTP_LB_TAB_NONE;
+		k->tab_n = 0;
+	} else if (same && ((lb == ARN_CFG_LB_RING_HASH && old_kind == HTTP_LB_TAB_RING) ||
+			    (lb == ARN_CFG_LB_MAGLEV && old_kind == HTTP_LB_TAB_MAGLEV))) {
 		/* kept, tab_n with it */
 	} else {
 		k->tab_kind = HTTP_LB_TAB_NONE;
@@ -1486,12 +1740,16 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		stride = k->stride;
 		/* n 0 with lw: the candidates are the localities' (tested
 		 * where an empty list is anyway) */
-		if (__builtin_expect(c.n == 0, 0) && k->lw && !(rr = lw_narrow(k, &c, &stride)))
-			goto walk;
+		if (__builtin_expect(c.n == 0, 0) && k->lw) {
+			if (k->n_seg)
+				seg_narrow(k, &c, &stride, prio_rand(in, lb), &out->panic);
+			else if (k->walk || !(rr = lw_narrow(k, &c, &stride)))
+				goto walk;
+		}
 	} else {
 	walk:
 		out->panic = false;
-		choose(in, panic_pct, &c, &out->panic, NULL);
+		choose(in, panic_pct, &c, &out->panic, NULL, prio_rand(in, lb));
 		if (c.n && !out->panic && in->cluster && in->cluster->locality_weighted &&
 		    c.pr->n_localities > 1 && lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV)
 			lw_walk(in, &c, &one);

@@ -979,7 +979,7 @@ static void test_lb_health_and_panic(void **state)
 		assert_int_not_equal(pick(&f, &rr, 0, &panic), 1);
 	assert_false(panic);
 	/* 1 healthy of 4 (25% < 50%): Envoy's panic mode uses every host */
-	f.ep[0].health = f.ep[2].health = ARN_CFG_HEALTH_DRAINING;
+	f.ep[0].health = f.ep[2].health = ARN_CFG_HEALTH_UNHEALTHY;
 	int seen1 = 0;
 	for (int i = 0; i < 8; i++)
 		seen1 += pick(&f, &rr, 0, &panic) == 1;
@@ -1254,6 +1254,125 @@ static void test_lb_single_host(void **state)
 	assert_false(panic);
 }
 
+/* Two priorities of 4 hosts each, P0 = ep 0-3, P1 = ep 4-7. */
+static void prio_setup(struct lbfix *f, uint8_t lb)
+{
+	lb_setup(f, 8, lb);
+	static struct arn_cfg_locality l0, l1;
+	l0 = (struct arn_cfg_locality){.endpoints = f->ep, .n_endpoints = 4};
+	l1 = (struct arn_cfg_locality){.endpoints = f->ep + 4, .n_endpoints = 4};
+	f->prio[0] =
+	    (struct arn_cfg_priority){.localities = &l0, .n_localities = 1, .n_endpoints = 4};
+	f->prio[1] =
+	    (struct arn_cfg_priority){.localities = &l1, .n_localities = 1, .n_endpoints = 4};
+	f->eps.n_priorities = 2;
+	f->eps.overprovisioning_factor = 140;
+}
+
+/* Picks of hashes 0-99 (RING_HASH: the priority is the hash's, Envoy's
+ * choosePriority(hash % 100 + 1)), walked or through a worker's cache:
+ * how many land in P0, and whether any was panic's. */
+static unsigned prio_p0(struct lbfix *f, bool cached, unsigned *panics)
+{
+	const struct arn_cfg_endpoint *cand[8];
+	uint64_t cum[8];
+	struct http_lb_cache k = {.cap = 8, .cand = cand, .cum = cum};
+	unsigned p0 = 0;
+	*panics = 0;
+	for (uint64_t h = 0; h < 100; h++) {
+		struct http_lb_in in = {.cluster = &f->cl,
+					.eps = &f->eps,
+					.has_hash = true,
+					.hash = h,
+					.cache = cached ? &k : NULL};
+		struct http_lb_out out;
+		assert_int_equal(http_lb_pick(&in, &out), 0);
+		p0 += out.ep - f->ep < 4;
+		*panics += out.panic;
+	}
+	return p0;
+}
+
+#define SET_HEALTH(f, from, to, h)                                                                 \
+	for (int i_ = (from); i_ < (to); i_++)                                                     \
+	(f)->ep[i_].health = (h)
+
+/*
+ * Envoy's priority loads (LoadBalancerBase::recalculatePerPriorityState
+ * and recalculatePerPriorityPanic): a priority's availability is
+ * min(100, 1.4 x its healthy share), and it spills the rest of the load to
+ * the next priority, rather than keeping all of it until its last healthy
+ * host. Each case's shares are exact (the hash is the load line), walked
+ * and cached alike.
+ */
+static void test_lb_priority_loads(void **state)
+{
+	(void)state;
+	struct lbfix f;
+	unsigned panics;
+	for (int cached = 0; cached < 2; cached++) {
+		prio_setup(&f, ARN_CFG_LB_RING_HASH);
+		/* all healthy, and 3 of 4 (1.4 x 75% = 105%): P0 takes all */
+		assert_int_equal(prio_p0(&f, cached, &panics), 100);
+		f.ep[0].health = ARN_CFG_HEALTH_UNHEALTHY;
+		assert_int_equal(prio_p0(&f, cached, &panics), 100);
+		/* 2 of 4: 1.4 x 50% = 70% to P0, 30% spill to P1 (Arion gave
+		 * P0 all of it until its last host failed) */
+		f.ep[1].health = ARN_CFG_HEALTH_UNHEALTHY;
+		assert_int_equal(prio_p0(&f, cached, &panics), 70);
+		assert_int_equal(panics, 0);
+		/* 1 of 4 (25%, under the 50% panic threshold): 35 / 65, and no
+		 * panic, since the total availability is 100% */
+		f.ep[2].health = ARN_CFG_HEALTH_UNHEALTHY;
+		assert_int_equal(prio_p0(&f, cached, &panics), 35);
+		assert_int_equal(panics, 0);
+		/* P0 down, P1 2 of 4: P1 takes all, P0's panic unused */
+		f.ep[3].health = ARN_CFG_HEALTH_UNHEALTHY;
+		SET_HEALTH(&f, 4, 6, ARN_CFG_HEALTH_UNHEALTHY);
+		assert_int_equal(prio_p0(&f, cached, &panics), 0);
+		assert_int_equal(panics, 0);
+		/* P1 1 of 4 too: every priority in panic, the load by host
+		 * count (50 / 50), every host a candidate */
+		f.ep[6].health = ARN_CFG_HEALTH_UNHEALTHY;
+		assert_int_equal(prio_p0(&f, cached, &panics), 50);
+		assert_int_equal(panics, 100);
+		/* P0 degraded, P1 healthy: the healthy priority first */
+		SET_HEALTH(&f, 0, 4, ARN_CFG_HEALTH_DEGRADED);
+		SET_HEALTH(&f, 4, 8, ARN_CFG_HEALTH_HEALTHY);
+		assert_int_equal(prio_p0(&f, cached, &panics), 0);
+		/* P0 2 healthy + 2 degraded: 70% healthy to P0, 30% to P1 */
+		SET_HEALTH(&f, 0, 2, ARN_CFG_HEALTH_HEALTHY);
+		assert_int_equal(prio_p0(&f, cached, &panics), 70);
+		/* P1 down too: P0's degraded hosts take what its healthy
+		 * leave (70 + 30) */
+		SET_HEALTH(&f, 4, 8, ARN_CFG_HEALTH_UNHEALTHY);
+		assert_int_equal(prio_p0(&f, cached, &panics), 100);
+		/* EDS DRAINING hosts are Envoy's excluded ones: 2 healthy of
+		 * 2 counted is 100%, P0 takes all */
+		SET_HEALTH(&f, 2, 4, ARN_CFG_HEALTH_DRAINING);
+		SET_HEALTH(&f, 4, 8, ARN_CFG_HEALTH_HEALTHY);
+		assert_int_equal(prio_p0(&f, cached, &panics), 100);
+		/* overprovisioning_factor 100: 2 of 4 is 50 / 50 */
+		SET_HEALTH(&f, 2, 4, ARN_CFG_HEALTH_UNHEALTHY);
+		f.eps.overprovisioning_factor = 100;
+		assert_int_equal(prio_p0(&f, cached, &panics), 50);
+	}
+	/* round robin over a split: both priorities' hosts take turns, each
+	 * only its healthy ones */
+	prio_setup(&f, ARN_CFG_LB_ROUND_ROBIN);
+	SET_HEALTH(&f, 0, 2, ARN_CFG_HEALTH_UNHEALTHY);
+	uint64_t rr = 0;
+	unsigned seen[8] = {0};
+	for (uint64_t r = 0; r < 1000; r++) {
+		int e = pick(&f, &rr, r * 0x9e3779b97f4a7c15ull, NULL);
+		assert_true(e >= 2);
+		seen[e]++;
+	}
+	assert_true(seen[2] + seen[3] > 600 && seen[2] + seen[3] < 800);
+	for (int e = 2; e < 8; e++)
+		assert_true(seen[e] > 0);
+}
+
 static void test_lb_priorities(void **state)
 {
 	(void)state;
@@ -1275,10 +1394,11 @@ static void test_lb_priorities(void **state)
 	uint64_t rr = 0;
 	for (int i = 0; i < 6; i++)
 		assert_true(pick(&f, &rr, 0, NULL) >= 2);
-	f.ep[0].health = ARN_CFG_HEALTH_HEALTHY;
+	/* P0 back: all of the load to it */
+	f.ep[0].health = f.ep[1].health = ARN_CFG_HEALTH_HEALTHY;
 	f.cl.healthy_panic_threshold = 0;
 	for (int i = 0; i < 6; i++)
-		assert_int_equal(pick(&f, &rr, 0, NULL), 0);
+		assert_true(pick(&f, &rr, (uint64_t)i, NULL) < 2);
 }
 
 static uint32_t fake_active(void *ctx, const struct arn_cfg_endpoint *ep)
@@ -2745,6 +2865,7 @@ int main(void)
 	    cmocka_unit_test(test_lb_more_than_1024_hosts),
 	    cmocka_unit_test(test_lb_single_host),
 	    cmocka_unit_test(test_lb_priorities),
+	    cmocka_unit_test(test_lb_priority_loads),
 	    cmocka_unit_test(test_lb_least_request_random_hash),
 	    cmocka_unit_test(test_lb_ring_table),
 	    cmocka_unit_test(test_lb_ring_is_envoys),
