@@ -72,7 +72,20 @@ struct http_filter_ops {
 	 * or, for the upstream's head alone, -EAGAIN: the filter holds it (it
 	 * took the body, HTTP_S_ENC_BODY, and reads it whole first), and its
 	 * encode_body at the body's end has it written (http_hcm_write_head),
-	 * this hook asked again then.
+	 * this hook asked again then. Or, for the upstream's head alone and
+	 * without HTTP_S_ENC_BODY, -EINPROGRESS: the filter holds the head for
+	 * an asynchronous answer (ext_proc's response_headers). The HCM keeps
+	 * the head (its pins), what came with it (first body bytes, the END:
+	 * in the upstream's input, which no decode frees meanwhile) and reads
+	 * nothing more of the response: the upstream's flow control (TCP's
+	 * window, HTTP/2's) bounds what waits, as for a slow client. The
+	 * filter ends the hold with http_hcm_resume_resp_head (this hook asked
+	 * again, where it gives its edits) or with a local reply, which
+	 * replaces the response (the upstream is detached). The upstream
+	 * closing meanwhile is kept in its input (a FIN) or ends the stream as
+	 * any upstream loss before the response started (a reset: 503); the
+	 * client going away ends the stream, whose stream_end hook gives back
+	 * what the filter holds. The filter's own timer bounds the hold.
 	 */
 	int (*encode_head_edits)(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 	/**

@@ -822,6 +822,10 @@ struct direction {
 	/* a head may come with what follows it (http_h1_decode_fused: a
 	 * response's first body bytes in data, len, its END in end) */
 	bool head_more;
+	/* ready() said no right after a head that came with what follows
+	 * it: the direction keeps that for later if its head is held (NULL:
+	 * it is dropped, as head_more says) */
+	void (*hold_rest)(struct http_stream *st, const struct http_ev *ev);
 	struct http_peer *(*source)(struct http_stream *st);
 	/* NULL: the source's codec's decode */
 	int (*decode)(struct http_peer *src, struct http_msgbuf *mb, bool keep, struct http_ev *ev);
@@ -856,8 +860,15 @@ struct direction {
 static inline __attribute__((always_inline)) bool
 head_more(struct http_stream *st, const struct direction *d, const struct http_ev *ev, bool go)
 {
-	if (!go || !d->ready(st))
+	if (!go)
 		return false;
+	if (!d->ready(st)) {
+		/* (only where the direction may hold its head: off the usual
+		 * path, ready() said no) */
+		if (d->hold_rest)
+			d->hold_rest(st, ev);
+		return false;
+	}
 	if (ev->len) {
 		if (!d->body(st, ev->data, ev->len)) {
 			/* a filter holds the bytes (HTTP_S_ENC_MORE): the END
@@ -1266,6 +1277,7 @@ static void write_resp_head(struct http_stream *st)
 	    .text_cap = HTTP_TEXT - st->text_len,
 	};
 	struct arn_h1_edit e[MAX_EDITS];
+	uint32_t text0 = st->text_len; /* (given back if a filter holds the head) */
 	/* two slots stay: one for the health check header, one for the codec */
 	int n = http_resp_edits(&x, r, e, MAX_EDITS - 2);
 	if (n < 0) {
@@ -1292,6 +1304,19 @@ static void write_resp_head(struct http_stream *st)
 		 * once it read the body (http_hcm_write_head) */
 		if (k == -EAGAIN && (st->state & HTTP_S_ENC_BODY))
 			return;
+		if (k == -ECANCELED && (st->state & HTTP_S_LOCAL))
+			return; /* a filter answered with a local reply instead */
+		if (k == -EINPROGRESS && !(st->state & HTTP_S_ENC_BODY)) {
+			/* a filter waits for an answer before the head goes
+			 * (http_filter.h): nothing more of the response is read
+			 * until it has the head written (http_hcm_resume_resp_head),
+			 * whose edits are asked again then */
+			st->text_len = text0;
+			st->state |= HTTP_S_HEAD_HELD;
+			st->res->held_len = 0;
+			st->res->held_end = false;
+			return;
+		}
 		response_edit_overflow(st);
 		return;
 	}
@@ -1379,6 +1404,8 @@ static inline __attribute__((always_inline)) bool resp_ready(struct http_stream 
 		if (!(s & (HTTP_S_RESP_DONE | HTTP_S_RESP_END_HELD | HTTP_S_ENC_MORE)))
 			return true;
 		if (s & HTTP_S_ENC_MORE) {
+			if (!(s & HTTP_S_ENC_BODY))
+				return false; /* HTTP_S_HEAD_HELD: a filter holds the head */
 			/* a filter's output that was full: its next piece, once
 			 * the client's codec took the last (the flush above),
 			 * and flushed before anything else */
@@ -1667,11 +1694,26 @@ static bool resp_no_buffer(struct http_stream *st, const struct http_ev *ev)
 	return false;
 }
 
+/* A held head came with its first body bytes or its END (fused): they
+ * go on once it is written. The bytes lie in the upstream's input (or the
+ * head's pins), which the next decode alone lets go of: none comes while
+ * the head is held. */
+static void resp_hold_rest(struct http_stream *st, const struct http_ev *ev)
+{
+	if ((st->state & (HTTP_S_HEAD_HELD | HTTP_S_ENC_BODY | HTTP_S_LOCAL)) != HTTP_S_HEAD_HELD ||
+	    !st->res)
+		return;
+	st->res->held_data = ev->data;
+	st->res->held_len = ev->len;
+	st->res->held_end = ev->end;
+}
+
 static const struct direction response = {
     .ready = resp_ready,
     .body_end_ready = resp_body_end_ready,
     .end_held = HTTP_S_RESP_END_HELD,
     .head_more = true,
+    .hold_rest = resp_hold_rest,
     .source = resp_source,
     .decode = resp_decode,
     .buffer = resp_buffer,
@@ -1688,6 +1730,38 @@ static const struct direction response = {
 void http_resp_step(struct http_stream *st)
 {
 	step(st, &response);
+}
+
+void http_hcm_resume_resp_head(struct http_stream *st)
+{
+	if ((st->state & (HTTP_S_HEAD_HELD | HTTP_S_ENC_BODY | HTTP_S_LOCAL)) != HTTP_S_HEAD_HELD ||
+	    !st->res)
+		return;
+	st->state &= ~HTTP_S_HEAD_HELD;
+	write_resp_head(st);
+	if ((st->state & HTTP_S_LOCAL) || !(st->state & (HTTP_S_RESP_STARTED | HTTP_S_ENC_BODY)))
+		return; /* replied instead, or held again */
+	struct http_res *x = st->res;
+	const char *d = x->held_data;
+	size_t len = x->held_len;
+	bool end = x->held_end, go = true;
+	x->held_len = 0;
+	x->held_end = false;
+	if (len) {
+		/* as head_more would have had them */
+		resp_progress(st);
+		go = resp_body(st, d, len);
+		if (!go && end && (st->state & HTTP_S_ENC_MORE))
+			st->state |= HTTP_S_RESP_END_HELD;
+		else if (go && end && !resp_body_end_ready(st)) {
+			st->state |= HTTP_S_RESP_END_HELD;
+			go = false;
+		}
+	}
+	if (go && end)
+		go = resp_end(st);
+	if (go)
+		http_resp_step(st);
 }
 
 /* ---- timers -----------------------------------------------------------------------------------

@@ -94,4 +94,15 @@ void http_hcm_resume_head(struct http_stream *st, const struct http_filter_ops *
  */
 void http_hcm_write_head(struct http_stream *st);
 
+/**
+ * A filter that holds the upstream's response head for an answer (its
+ * encode_head_edits said -EINPROGRESS: http_filter.h) has it go on now:
+ * the head is written with the filters' edits asked again, then what came
+ * with it (first body bytes, END) and the rest of the response as the
+ * step reads it. Nothing if the head is not held (a local reply answered
+ * the stream meanwhile). The caller then runs the connection
+ * (http_conn_run).
+ */
+void http_hcm_resume_resp_head(struct http_stream *st);
+
 #endif

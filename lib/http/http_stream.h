@@ -129,6 +129,12 @@ struct http_res {
 	char req_scratch[HTTP_SCRATCH];
 	char resp_scratch[HTTP_SCRATCH];
 	char text[HTTP_TEXT]; /* generated header values, rewritten path, ... */
+	/* what came with a response head a filter holds (HTTP_S_HEAD_HELD),
+	 * handled once it is written: set only then (http_hcm.c), never
+	 * cleared */
+	const char *held_data;
+	uint32_t held_len;
+	bool held_end;
 };
 
 /*
@@ -196,6 +202,11 @@ enum http_stream_state {
 	 * stream takes its next response event (http_hcm.c's resp_ready) */
 	HTTP_S_ENC_MORE = 1u << 31,
 };
+/* ENC_MORE without ENC_BODY: a filter holds the upstream's response head
+ * until an answer comes (http_filter.h's encode_head_edits, -EINPROGRESS):
+ * resp_ready takes no event meanwhile (the bit sends it off its usual
+ * path, so holding costs the usual response nothing) */
+#define HTTP_S_HEAD_HELD HTTP_S_ENC_MORE
 
 /*
  * What filters add to their stream's access log record (%MCP_TOOL%,
