@@ -2,7 +2,7 @@
  * envoy.filters.http.ext_proc's ExternalProcessor and ExtProcPerRoute ->
  * struct arn_cfg_ext_proc / arn_cfg_ext_proc_route (arn_config_l4.h).
  * Every field is acted on or refused by name; what Arion does not build
- * yet (the response's headers sent, bodies, trailers, attributes,
+ * yet (bodies, trailers, attributes,
  * metadata, observability mode) is refused naming the field and value.
  * Envoy's newer ExternalProcessor fields (past 19) are not in Arion's copy
  * of the API and are refused as unknown fields.
@@ -12,7 +12,6 @@
 #include "arn_proto.h"
 #include "config_int.h"
 
-static const char *const header_modes[] = {"DEFAULT", "SEND", "SKIP"};
 static const char *const body_modes[] = {"NONE", "STREAMED", "BUFFERED", "BUFFERED_PARTIAL",
 					 "FULL_DUPLEX_STREAMED"};
 
@@ -30,13 +29,13 @@ static void header_mode(struct conv *c, struct pb pm, const char *f, uint8_t dfl
 		conv_err(c, f, "unknown value %d", v);
 }
 
-/* ProcessingMode: the headers SEND or SKIP; no body, no trailers (what
- * Arion builds; the rest refused by name). */
+/* ProcessingMode: the request's and the response's headers SEND or SKIP;
+ * no body, no trailers (what Arion builds; the rest refused by name). */
 static void processing_mode(struct conv *c, struct pb pm, struct arn_cfg_ext_proc_mode *o)
 {
 	o->request_headers = o->response_headers = ARN_CFG_EXT_PROC_SEND; /* Envoy's defaults */
 	if (!pm.m)
-		goto check;
+		return;
 	conv_only(c, pm,
 		  "request_header_mode,response_header_mode,request_body_mode,"
 		  "response_body_mode,request_trailer_mode,response_trailer_mode");
@@ -59,16 +58,6 @@ static void processing_mode(struct conv *c, struct pb pm, struct arn_cfg_ext_pro
 				 "DEFAULT or SKIP)");
 		else if (v != 0 && v != 2)
 			conv_err(c, trailers[i], "unknown value %d", v);
-	}
-check:
-	if (o->response_headers == ARN_CFG_EXT_PROC_SEND) {
-		/* the response waits for the processor: not built yet */
-		int32_t v = pm.m ? pb_i32(pm, "response_header_mode") : 0;
-		conv_err(c, pm.m ? "response_header_mode" : "",
-			 "%s%s: Arion's ext_proc does not send the response's headers yet; set "
-			 "response_header_mode: SKIP (as Envoy Gateway writes unless asked)",
-			 pm.m ? "" : "processing_mode unset: response_header_mode ",
-			 header_modes[v >= 0 && v < 3 ? v : 0]);
 	}
 }
 

@@ -17,6 +17,7 @@
 #include "http_ext_proc.h"
 #include "http_ext_proc_grpc.h"
 #include "http_filter.h"
+#include "http_hcm.h"
 #include "http_int.h"
 #include "http_local.h"
 #include "http_req_kept.h"
@@ -30,7 +31,18 @@ _Static_assert(HTTP_EXT_PROC_REQ + HTTP_EXT_PROC_ANS <= HTTP_BIG_SCRATCH,
 enum ep_state {
 	EP_WAIT_REQ_HEADERS = 0, /* the request's headers sent, their answer awaited */
 	EP_DONE,		 /* processing complete: the stream is ignored */
+	/* the request's phase over (or skipped), the response's head to be
+	 * sent (response_header_mode SEND): the stream stays open, or opens
+	 * then (request_header_mode SKIP) */
+	EP_IDLE,
+	EP_WAIT_RESP_HEADERS, /* the response's head held, its answer awaited */
 };
+
+/* What waits for the answer (ep_after resumes it) */
+enum ep_paused { EP_P_NONE = 0, EP_P_REQ, EP_P_RESP };
+
+/* Where a HeaderMutation applies (mutate) */
+enum ep_where { EP_MUT_REQ = 0, EP_MUT_RESP, EP_MUT_REPLY };
 
 struct http_ext_proc {
 	struct http_subreq sr;
@@ -48,6 +60,15 @@ struct http_ext_proc {
 	bool bad_ct;	     /* the answer's content-type is not application/grpc */
 	bool head_seen;	     /* the answer's head came */
 	bool holds_reply;    /* big holds an immediate response being written */
+	bool resp_send;	     /* response_header_mode SEND (its route's mode) */
+	bool resp_edits;     /* up[0..n_up) are the response_headers answer's */
+	bool big_owed;	     /* big holds a message the transport still reads */
+	uint8_t paused;	     /* enum ep_paused */
+	uint16_t new_status; /* the answer's :status (0: none) */
+	uint32_t send_owed;  /* a message refused by the transport (-EAGAIN): its length */
+	const struct arn_cfg_ext_proc_service *svc;
+	const struct arn_cfg_ext_proc_route *pr;
+	char status_txt[4];
 	uint16_t status;     /* the answer's HTTP status */
 	int32_t grpc_status; /* -1: none yet */
 	char *big;	     /* the worker's large scratch, while an exchange runs */
@@ -100,6 +121,12 @@ static struct http_ext_proc *ep_get(struct http_worker *w)
 		return NULL;
 	a->state = EP_WAIT_REQ_HEADERS;
 	a->overflow = a->bad_ct = a->head_seen = a->holds_reply = false;
+	a->resp_send = a->resp_edits = a->big_owed = false;
+	a->paused = EP_P_NONE;
+	a->new_status = 0;
+	a->send_owed = 0;
+	a->svc = NULL;
+	a->pr = NULL;
 	a->status = 0;
 	a->grpc_status = -1;
 	a->big = NULL;
@@ -119,6 +146,7 @@ static void ep_big_put(struct http_worker *w, struct http_ext_proc *a)
 		http_big_put(w, a->big);
 	a->big = NULL;
 	a->holds_reply = false;
+	a->big_owed = false;
 }
 
 static void ep_put(struct http_worker *w, struct http_ext_proc *a)
@@ -284,13 +312,14 @@ static char *lower_copy(struct http_ext_proc *a, const char *n, size_t len)
 
 /*
  * The HeaderMutation @p m into @p e (at most @p cap, *@p n of them), the
- * strings copied into the context (@p reply: on a local reply, where no
- * pseudo-header is taken). @return NULL, or what went wrong as Envoy's
+ * strings copied into the context (@p where: enum ep_where; on a local
+ * reply no pseudo-header is taken, on the response :status alone, into
+ * a->new_status). @return NULL, or what went wrong as Envoy's
  * message says it (the request then fails with it as details); an
  * IGNORE is counted in rejected_header_mutations and skipped.
  */
 static const char *mutate(struct http_ext_proc *a, const struct http_ext_proc_mut *m,
-			  struct arn_h1_edit *e, unsigned *n, unsigned cap, bool reply)
+			  struct arn_h1_edit *e, unsigned *n, unsigned cap, int where)
 {
 	const struct arn_cfg_ext_proc *f = a->cfg;
 	for (unsigned i = 0; i < m->n_rm; i++) {
@@ -345,8 +374,28 @@ static const char *mutate(struct http_ext_proc *a, const struct http_ext_proc_mu
 			EP_INC(a, rejected_header_mutations);
 			return named(a, "Invalid attempt to modify ", ln, s->name_len);
 		}
-		if (r == CK_IGNORE || framing(ln, s->name_len) || (reply && ln[0] == ':')) {
+		if (r == CK_IGNORE || framing(ln, s->name_len) ||
+		    (where == EP_MUT_REPLY && ln[0] == ':')) {
 			EP_INC(a, rejected_header_mutations);
+			continue;
+		}
+		if (where == EP_MUT_RESP && ln[0] == ':') {
+			/* :status (the checker took its digits, 200 and up);
+			 * Arion's codecs write three digits, and a status
+			 * that changes whether the response has a body (204,
+			 * 304) would unframe the body that follows: both
+			 * refused as a rule's IGNORE */
+			unsigned sv = 0;
+			for (uint32_t k = 0; k < s->value_len; k++)
+				sv = sv * 10 + (unsigned)(s->value[k] - '0');
+			const struct arn_h1_msg *rm = &a->st->resp.m;
+			bool was = rm->status == 204 || rm->status == 304,
+			     now = sv == 204 || sv == 304;
+			if (!name_is(ln, s->name_len, ":status") || sv > 999 || was != now) {
+				EP_INC(a, rejected_header_mutations);
+				continue;
+			}
+			a->new_status = (uint16_t)sv;
 			continue;
 		}
 		if (ln[0] == ':')
@@ -413,6 +462,20 @@ static void ep_close(struct http_ext_proc *a)
 		return;
 	(void)http_subreq_send(&a->sr, NULL, 0, true); /* -EAGAIN: the reset goes alone */
 	http_subreq_cancel(&a->sr);
+}
+
+/* The request's phase is over, the response's head is still to be sent
+ * (EP_IDLE): the stream stays open, its timer stops, the exchange's
+ * buffer goes back once the transport is done with the message in it
+ * (on_sent, when it is not: a processor may answer before it read it). */
+static void ep_idle(struct http_ext_proc *a)
+{
+	a->state = EP_IDLE;
+	http_timer_cancel(&a->timer);
+	if (a->sr.running && http_subreq_send(&a->sr, NULL, 0, false) == -EAGAIN)
+		a->big_owed = true;
+	else
+		ep_big_put(a->st->hc->w, a);
 }
 
 /* Envoy's details: what the answer said, its spaces as '_'
@@ -484,7 +547,7 @@ static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_pro
 		return true;
 	}
 	unsigned n = 0;
-	const char *bad = mutate(a, &r->mut, a->up, &n, 2 * HTTP_EXT_PROC_GRPC_HDRS, false);
+	const char *bad = mutate(a, &r->mut, a->up, &n, 2 * HTTP_EXT_PROC_GRPC_HDRS, EP_MUT_REQ);
 	if (bad || a->overflow) {
 		if (a->overflow)
 			EP_INC(a, overflow);
@@ -500,14 +563,48 @@ static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_pro
 			EP_INC(a, clear_route_cache_ignored);
 	}
 	a->n_up = n;
-	ep_complete(a);
-	ep_close(a);
+	if (a->resp_send) {
+		ep_idle(a); /* the stream stays for the response's head */
+	} else {
+		ep_complete(a);
+		ep_close(a);
+	}
 	if (n && http_req_edits_keep(st, a->up, n) < 0) {
 		/* never the request upstream without them (issue 12) */
 		HTTP_INC(st->hc, rq_edit_overflow);
 		ep_reply(a, 500, NULL, 0, "header_edits_overflow", NULL, 0);
 		return true;
 	}
+	return false;
+}
+
+/* The answer to the response's headers (Envoy's handleHeadersResponse on
+ * the encoding side): its mutations go on the held head (:status
+ * included), kept in the context until the stream ends. @return true
+ * when it answered the client instead (a failed mutation: 500). */
+static bool ep_resp_headers_answer(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
+{
+	EP_INC(a, stream_msgs_received);
+	if (r->status == 1 && r->has_body_mutation) {
+		EP_INC(a, overflow);
+		ep_fail_request(a, "ext_proc_error_body_mutation_unsupported");
+		return true;
+	}
+	unsigned n = 0;
+	a->new_status = 0;
+	const char *bad = mutate(a, &r->mut, a->up, &n, 2 * HTTP_EXT_PROC_GRPC_HDRS, EP_MUT_RESP);
+	if (bad || a->overflow) {
+		if (a->overflow)
+			EP_INC(a, overflow);
+		ep_fail_request(a, bad ? bad : "ext_proc_error_mutations_past_arion_bounds");
+		return true;
+	}
+	if (a->new_status)
+		a->st->resp.m.status = a->new_status;
+	a->n_up = n;
+	a->resp_edits = true;
+	ep_complete(a);
+	ep_close(a);
 	return false;
 }
 
@@ -521,7 +618,7 @@ static void ep_immediate(struct http_ext_proc *a, const struct http_ext_proc_res
 	EP_INC(a, stream_msgs_received);
 	struct arn_h1_edit e[HTTP_EXT_PROC_GRPC_HDRS + 1];
 	unsigned n = 0;
-	const char *bad = mutate(a, &r->mut, e, &n, HTTP_EXT_PROC_GRPC_HDRS, true);
+	const char *bad = mutate(a, &r->mut, e, &n, HTTP_EXT_PROC_GRPC_HDRS, EP_MUT_REPLY);
 	if (bad || a->overflow) {
 		ARN_DEBUG(HTTP, "ext_proc: immediate response mutations failed: %s",
 			  bad ? bad : "past Arion's bounds");
@@ -585,8 +682,12 @@ static bool ep_message(struct http_ext_proc *a, const uint8_t *msg, size_t len, 
 	}
 	/* mode_override: allow_mode_override is refused by the
 	 * configuration, so it is ignored, as Envoy's without it */
-	if (r.kind == HTTP_EXT_PROC_REQUEST_HEADERS) {
+	if (r.kind == HTTP_EXT_PROC_REQUEST_HEADERS && a->state == EP_WAIT_REQ_HEADERS) {
 		*answered = ep_headers_answer(a, &r);
+		return true;
+	}
+	if (r.kind == HTTP_EXT_PROC_RESPONSE_HEADERS && a->state == EP_WAIT_RESP_HEADERS) {
+		*answered = ep_resp_headers_answer(a, &r);
 		return true;
 	}
 	if (r.kind == HTTP_EXT_PROC_IMMEDIATE && !f->disable_immediate_response) {
@@ -637,12 +738,20 @@ static void epg_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 	ep_grpc_status(a, m->hdrs, m->n_hdrs); /* a trailers-only answer */
 }
 
-/* Let the request on, or not, after a decision taken in a callback. */
+/* Let what waited (the request's head, the response's) on, or not,
+ * after a decision taken in a callback. */
 static void ep_after(struct http_ext_proc *a, bool answered)
 {
-	struct http_conn *hc = a->st->hc;
-	if (!answered && !(a->st->state & HTTP_S_LOCAL))
-		ep_resume(a);
+	struct http_stream *st = a->st;
+	struct http_conn *hc = st->hc;
+	uint8_t p = a->paused;
+	a->paused = EP_P_NONE;
+	if (!answered && !(st->state & HTTP_S_LOCAL)) {
+		if (p == EP_P_REQ)
+			ep_resume(a);
+		else if (p == EP_P_RESP)
+			http_hcm_resume_resp_head(st);
+	}
 	http_conn_run(hc);
 }
 
@@ -653,6 +762,14 @@ static void epg_body(struct http_subreq *sr, const char *data, size_t len)
 		return; /* processing is over: the rest is ignored, as Envoy's */
 	if (a->status != 200 || a->bad_ct)
 		return; /* not a gRPC answer: its end says so */
+	if (a->state == EP_IDLE) {
+		/* a message nothing asked for: spurious, the stream ignored
+		 * from now on (as out of turn) */
+		EP_INC(a, spurious_msgs_received);
+		ep_complete(a);
+		ep_close(a);
+		return;
+	}
 	while (len && a->state != EP_DONE) {
 		bool done;
 		long k = http_grpc_rd_take(&a->rd, data, len, &done);
@@ -727,8 +844,32 @@ static void epg_failed(struct http_subreq *sr, const char *why)
 	ep_after(a, ep_error(a, 14, why)); /* UNAVAILABLE, as Envoy's client */
 }
 
+static long ep_send_now(struct http_ext_proc *a, size_t ml);
+
+/* The transport took what was refused or still queued: the request's
+ * message is out (its buffer goes back in EP_IDLE), or the response's
+ * head, refused, goes now. */
+static void epg_sent(struct http_subreq *sr)
+{
+	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
+	if (ep_orphan(a))
+		return;
+	if (a->big_owed && a->state == EP_IDLE) {
+		ep_big_put(a->st->hc->w, a);
+		return;
+	}
+	a->big_owed = false;
+	if (a->send_owed && a->state == EP_WAIT_RESP_HEADERS) {
+		uint32_t ml = a->send_owed;
+		a->send_owed = 0;
+		if (ep_send_now(a, ml) < 0)
+			ep_after(a, ep_error(a, 14, "stream gone"));
+	}
+}
+
 static const struct http_subreq_ops epg_ops = {
     .on_head = epg_head,
+    .on_sent = epg_sent,
     .on_body = epg_body,
     .on_trailers = epg_trailers,
     .on_end = epg_end,
@@ -817,6 +958,58 @@ static bool ep_fail_now(struct http_ext_proc *a, const char *why)
 	return ep_error(a, 14, why);
 }
 
+/* The stream opens to a->svc with the message at the start of a->big
+ * (@p ml bytes) as its first body: @return 0, or
+ * http_subreq_start's error. */
+static int ep_open(struct http_ext_proc *a, size_t ml)
+{
+	struct http_stream *st = a->st;
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	const struct arn_cfg_ext_proc_service *svc = a->svc;
+	const struct arn_cfg_ext_proc_route *pr = a->pr;
+	unsigned n = 0;
+	a->h[n++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
+	a->h[n++] = (struct http_subreq_header){"te", "trailers", 2, 8};
+	for (size_t k = 0; k < svc->n_md && n < HTTP_SUBREQ_MAX_HDRS; k++)
+		a->h[n++] = (struct http_subreq_header){svc->md[k].name, svc->md[k].value,
+							svc->md[k].name_len, svc->md[k].value_len};
+	for (size_t k = 0; pr && k < pr->n_md && n < HTTP_SUBREQ_MAX_HDRS; k++)
+		a->h[n++] = (struct http_subreq_header){pr->md[k].name, pr->md[k].value,
+							pr->md[k].name_len, pr->md[k].value_len};
+	memset(&a->sr, 0, sizeof(a->sr));
+	a->sr.stream = true;
+	a->sr.host = svc->authority ? svc->authority : svc->cluster.name;
+	a->sr.host_len = svc->authority ? svc->authority_len : svc->cluster.len;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	int rc = http_subreq_start(&a->sr, hc, g, &svc->cluster, EP_PATH, sizeof(EP_PATH) - 1, a->h,
+				   n, a->big, ml, 0, &epg_ops, a);
+	if (rc == 0)
+		EP_INC(a, streams_started);
+	else if (rc == -EBUSY)
+		a->overflow = true;
+	return rc;
+}
+
+static const char *ep_open_why(int rc)
+{
+	return rc == -EHOSTUNREACH ? "no healthy upstream"
+	       : rc == -ENOENT	   ? "no cluster"
+				   : "could not start";
+}
+
+/* The message at the start of a->big (@p ml bytes) on the open stream.
+ * @return 0 (sent, or owed: on_sent sends it), or -ENOTCONN. */
+static long ep_send_now(struct http_ext_proc *a, size_t ml)
+{
+	int rc = http_subreq_send(&a->sr, a->big, ml, false);
+	if (rc == -EAGAIN) {
+		a->send_owed = (uint32_t)ml;
+		return 0;
+	}
+	return rc;
+}
+
 bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_proc *f,
 			const struct arn_cfg_route_match *mt)
 {
@@ -834,9 +1027,10 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	if (pr && pr->disabled)
 		return false;
 	const struct arn_cfg_ext_proc_mode *mode = pr && pr->has_mode ? &pr->mode : &f->mode;
-	if (mode->request_headers == ARN_CFG_EXT_PROC_SKIP)
+	bool req_send = mode->request_headers == ARN_CFG_EXT_PROC_SEND;
+	bool resp_send = mode->response_headers == ARN_CFG_EXT_PROC_SEND;
+	if (!req_send && !resp_send)
 		return false; /* nothing to send: no stream (Envoy opens it on its first message) */
-	const struct arn_cfg_ext_proc_service *svc = pr && pr->has_svc ? &pr->svc : &f->svc;
 	struct http_ext_proc *a = ep_get(w);
 	if (!a) {
 		/* no context: the stream cannot start, as a failure */
@@ -853,8 +1047,16 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	a->st = st;
 	a->cfg = f;
 	a->idx = (uint8_t)i;
+	a->svc = pr && pr->has_svc ? &pr->svc : &f->svc;
+	a->pr = pr;
+	a->resp_send = resp_send;
 	a->prev = st->ext_proc; /* an earlier ext_proc filter's, if any */
 	st->ext_proc = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
+	if (!req_send) {
+		/* the response's head alone: the stream opens then */
+		a->state = EP_IDLE;
+		return false;
+	}
 	a->big = http_big_get(w);
 	if (!a->big) {
 		a->overflow = true;
@@ -867,34 +1069,122 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 		a->overflow = true;
 		return ep_fail_now(a, "request headers past Arion's bound");
 	}
-	unsigned n = 0;
-	a->h[n++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
-	a->h[n++] = (struct http_subreq_header){"te", "trailers", 2, 8};
-	for (size_t k = 0; k < svc->n_md && n < HTTP_SUBREQ_MAX_HDRS; k++)
-		a->h[n++] = (struct http_subreq_header){svc->md[k].name, svc->md[k].value,
-							svc->md[k].name_len, svc->md[k].value_len};
-	for (size_t k = 0; pr && k < pr->n_md && n < HTTP_SUBREQ_MAX_HDRS; k++)
-		a->h[n++] = (struct http_subreq_header){pr->md[k].name, pr->md[k].value,
-							pr->md[k].name_len, pr->md[k].value_len};
-	memset(&a->sr, 0, sizeof(a->sr));
-	a->sr.stream = true;
-	a->sr.host = svc->authority ? svc->authority : svc->cluster.name;
-	a->sr.host_len = svc->authority ? svc->authority_len : svc->cluster.len;
-	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
-	int rc = http_subreq_start(&a->sr, hc, g, &svc->cluster, EP_PATH, sizeof(EP_PATH) - 1, a->h,
-				   n, a->big, (size_t)ml, 0, &epg_ops, a);
-	if (rc != 0) {
-		if (rc == -EBUSY)
-			a->overflow = true;
-		return ep_fail_now(a, rc == -EHOSTUNREACH ? "no healthy upstream"
-				      : rc == -ENOENT	  ? "no cluster"
-							  : "could not start");
-	}
-	ep_count(st, i, ARN_EXT_PROC_streams_started);
+	int rc = ep_open(a, (size_t)ml);
+	if (rc != 0)
+		return ep_fail_now(a, ep_open_why(rc));
 	ep_count(st, i, ARN_EXT_PROC_stream_msgs_sent);
+	a->paused = EP_P_REQ;
 	if (f->message_timeout_ms)
 		http_timer_arm(w, &a->timer, f->message_timeout_ms);
 	return true; /* the answer resumes it (epg_body, epg_end, epg_failed, ep_timeout) */
+}
+
+/* The response's head as Envoy's header map has it (:status, then its
+ * fields), encoded at the start of a->big. @return its length, or
+ * -E2BIG. */
+static long ep_response_headers(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	const struct arn_cfg_ext_proc *f = a->cfg;
+	const struct arn_h1_msg *m = &st->resp.m;
+	struct http_ext_proc_hdr h[1 + HTTP_MAX_HDRS];
+	unsigned n = 0;
+	unsigned sv = m->status <= 999 ? m->status : 999;
+	a->status_txt[0] = (char)('0' + sv / 100);
+	a->status_txt[1] = (char)('0' + sv / 10 % 10);
+	a->status_txt[2] = (char)('0' + sv % 10);
+	if (ep_forwards(f, ":status", 7))
+		h[n++] = (struct http_ext_proc_hdr){":status", a->status_txt, 7, 3};
+	for (unsigned i = 0; i < m->n_hdrs && n < 1 + HTTP_MAX_HDRS; i++) {
+		const struct arn_h1_header *x = &m->hdrs[i];
+		if (!ep_forwards(f, x->name, x->name_len))
+			continue;
+		h[n++] = (struct http_ext_proc_hdr){x->name, x->value, (uint32_t)x->name_len,
+						    (uint32_t)x->value_len};
+	}
+	/* end_of_stream: a response without a body */
+	bool eos = (m->flags & ARN_H1_F_NO_BODY) || st->method == ARN_H1_M_HEAD ||
+		   m->status == 204 || m->status == 304 ||
+		   ((m->flags & ARN_H1_F_CONTENT_LENGTH) && !m->content_length);
+	return http_ext_proc_encode_headers(true, h, n, eos, (uint8_t *)a->big, HTTP_EXT_PROC_REQ);
+}
+
+/* The upstream's response head to @p a's processor (Envoy's encodeHeaders
+ * with response_header_mode SEND). @return 0: sent, the head held; else
+ * what the failure did: 1 the response goes on unprocessed
+ * (failure_mode_allow), -1 a local reply answered. */
+static int ep_resp_start(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	struct http_worker *w = st->hc->w;
+	const char *why = NULL;
+	int code = 14;
+	if (st->state & HTTP_S_ENC_BODY) {
+		/* another filter (grpc_web) took the body before: the head
+		 * cannot wait (http_filter.h) */
+		code = 12;
+		why = "the response's body taken by another filter";
+	} else if (a->big_owed || !(a->big = http_big_get(w))) {
+		a->overflow = true;
+		why = "no buffer";
+	}
+	long ml = 0;
+	if (!why) {
+		a->rd = (struct http_grpc_rd){.buf = (uint8_t *)a->big + HTTP_EXT_PROC_REQ,
+					      .cap = HTTP_EXT_PROC_ANS};
+		ml = ep_response_headers(a);
+		if (ml < 0) {
+			a->overflow = true;
+			why = "response headers past Arion's bound";
+		}
+	}
+	if (!why) {
+		a->state = EP_WAIT_RESP_HEADERS;
+		a->n_override = 0;
+		if (!a->sr.running) {
+			int rc = ep_open(a, (size_t)ml);
+			if (rc != 0)
+				why = ep_open_why(rc);
+		} else if (ep_send_now(a, (size_t)ml) < 0) {
+			why = "stream gone";
+		}
+	}
+	if (why)
+		return ep_error(a, code, why) ? -1 : 1;
+	EP_INC(a, stream_msgs_sent);
+	a->paused = EP_P_RESP;
+	if (a->cfg->message_timeout_ms)
+		http_timer_arm(w, &a->timer, a->cfg->message_timeout_ms);
+	return 0;
+}
+
+int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	struct http_worker *w = st->hc->w;
+	unsigned n = 0;
+	/* the contexts from the chain's last ext_proc filter back: Envoy
+	 * encodes in reverse order */
+	for (uint16_t id = st->ext_proc; id && w->idx < ARN_STATS_MAX_WORKERS;) {
+		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
+		if (!a)
+			break;
+		id = a->prev;
+		if (a->state == EP_IDLE && !(st->state & HTTP_S_LOCAL)) {
+			int rc = ep_resp_start(a);
+			if (rc == 0)
+				return -EINPROGRESS;
+			if (rc < 0)
+				return -ECANCELED; /* a local reply went instead */
+			continue;
+		}
+		if (!a->resp_edits)
+			continue;
+		if (a->n_up > cap - n)
+			return -ENOSPC;
+		memcpy(e + n, a->up, a->n_up * sizeof(e[0]));
+		n += a->n_up;
+	}
+	return (int)n;
 }
 
 size_t http_ext_proc_resume_at(const struct http_stream *st)

@@ -11,7 +11,8 @@
  * (the stream's, a grpc-status not OK, an answer that does not decode, a
  * mutation that is invalid, no answer within message_timeout) answers 500
  * (504 for the timeout) unless failure_mode_allow. Built: the request's
- * headers SEND or SKIP; the response's headers SKIP, no bodies, no
+ * headers SEND or SKIP; the response's headers SEND (the upstream's head
+ * held for the answer: http_ext_proc_resp_edits) or SKIP; no bodies, no
  * trailers (the configuration refuses the rest by name). docs/http.md.
  *
  * Ownership: a stream's context (struct http_ext_proc) comes from its
@@ -31,6 +32,7 @@
 
 struct arn_cfg_ext_proc;
 struct arn_cfg_route_match;
+struct arn_h1_edit;
 struct http_stream;
 struct http_worker;
 
@@ -72,6 +74,16 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 /** The filter index the HCM's walk goes on from once @p st's processor
  * let it on (0 without a stream). */
 size_t http_ext_proc_resume_at(const struct http_stream *st);
+/**
+ * The response head of @p st goes to the client (http_l4_resp_edits):
+ * the response_headers mutations of every ext_proc filter that processed
+ * it, into @p e (at most @p cap). @return how many, -ENOSPC, or
+ * -EINPROGRESS: a filter with response_header_mode SEND sent the
+ * upstream's head to its processor and holds it (http_filter.h) until the
+ * answer (http_hcm_resume_resp_head) or a local reply. Local replies are
+ * not sent to the processor.
+ */
+int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 /** The stream ends: the gRPC stream is reset if open, the context goes back. */
 void http_ext_proc_stream_end(struct http_stream *st);
 

@@ -264,6 +264,13 @@ int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned c
 		int j = http_hm_resp_edits(st, e + k, cap - (unsigned)k);
 		k = j < 0 ? j : k + j;
 	}
+	if (k >= 0 && st->ext_proc) {
+		/* ext_proc's response_headers mutations, last (Envoy's
+		 * processor sees the route's headers and has the last word);
+		 * or -EINPROGRESS: the head waits for the processor */
+		int j = http_ext_proc_resp_edits(st, e + k, cap - (unsigned)k);
+		k = j < 0 ? j : k + j;
+	}
 	return k;
 }
 

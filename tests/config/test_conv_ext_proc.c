@@ -115,6 +115,18 @@ static void test_ext_proc_model(void **state)
 	assert_int_equal(pr->mode.request_headers, ARN_CFG_EXT_PROC_SEND);
 	assert_memory_equal(pr->svc.cluster.name, "other", 5);
 	assert_int_equal(pr->n_md, 1);
+	/* response_header_mode SEND (Envoy's default, Envoy Gateway's
+	 * processingMode.response): taken (fails before: refused, "does not
+	 * send the response's headers yet") */
+	tc_ok(L, LISTENER(HCM(EP(SVC), "")));
+	f = hcm0()->http_filter_cfgs[0];
+	assert_int_equal(f->mode.response_headers, ARN_CFG_EXT_PROC_SEND);
+	tc_ok(L, LISTENER(HCM(EP(SVC ",\"processing_mode\":{\"request_header_mode\":\"SKIP\","
+				     "\"response_header_mode\":\"SEND\"}"),
+			      "")));
+	f = hcm0()->http_filter_cfgs[0];
+	assert_int_equal(f->mode.request_headers, ARN_CFG_EXT_PROC_SKIP);
+	assert_int_equal(f->mode.response_headers, ARN_CFG_EXT_PROC_SEND);
 	tc_ok(L, LISTENER(HCM(EP(SVC "," SKIP_RESP), EP_ROUTE("\"disabled\":true"))));
 	rt = hcm0()->inline_routes;
 	pr = arn_cfg_per_filter_find(&rt->vhosts[0], &rt->vhosts[0].routes[0], "ep", 2,
@@ -123,8 +135,7 @@ static void test_ext_proc_model(void **state)
 	assert_true(pr->disabled);
 }
 
-/* What Arion does not build, refused naming the field: the response's
- * headers sent (Envoy's default), bodies, trailers, attributes, metadata,
+/* What Arion does not build, refused naming the field: bodies, trailers, attributes, metadata,
  * observability mode, mode overrides, route re-selection, google_grpc,
  * routing-header mutations; and what Envoy refuses. */
 static void test_ext_proc_refusals(void **state)
@@ -133,10 +144,6 @@ static void test_ext_proc_refusals(void **state)
 	static const struct {
 		const char *fields, *want;
 	} c[] = {
-	    {SVC, "processing_mode: processing_mode unset: response_header_mode DEFAULT: Arion's "
-		  "ext_proc does not send the response's headers yet"},
-	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SEND\"}",
-	     "processing_mode.response_header_mode: SEND: Arion's ext_proc does not send"},
 	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SKIP\","
 		 "\"request_body_mode\":\"BUFFERED\"}",
 	     "processing_mode.request_body_mode: BUFFERED: not built by Arion"},
@@ -184,10 +191,10 @@ static void test_ext_proc_refusals(void **state)
 	/* a route's */
 	tc_refused(L, LISTENER(HCM(EP(SVC "," SKIP_RESP), EP_ROUTE("\"disabled\":false"))),
 		   "disabled: false: Envoy accepts only true");
-	tc_refused(L,
-		   LISTENER(HCM(EP(SVC "," SKIP_RESP),
-				EP_ROUTE("\"overrides\":{\"processing_mode\":{}}"))),
-		   "overrides.processing_mode.response_header_mode");
+	/* a route's processing_mode with the response's headers DEFAULT
+	 * (SEND): taken */
+	tc_ok(L, LISTENER(HCM(EP(SVC "," SKIP_RESP),
+			      EP_ROUTE("\"overrides\":{\"processing_mode\":{}}"))));
 	tc_refused(L,
 		   LISTENER(HCM(EP(SVC "," SKIP_RESP),
 				EP_ROUTE("\"overrides\":{\"request_attributes\":[\"a\"]}"))),

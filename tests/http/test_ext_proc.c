@@ -1143,6 +1143,264 @@ static void test_ext_proc_two_filters(void **state)
 	unlink(path);
 }
 
+/* ep_begin with the response's headers SEND (and @p extra). */
+static void ep_begin_resp(const char *path, const char *extra)
+{
+	char json[8192];
+	unlink(path);
+	snprintf(json, sizeof(json), EP_LISTENER, path, extra);
+	char *m = strstr(json, "\"response_header_mode\":\"SKIP\"");
+	assert_non_null(m);
+	memcpy(m + 24, "SEND", 4);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* The processor's next message on @p sid (DATA alone: its head went). */
+static void ep_more(struct peer *a, uint32_t sid, const uint8_t *msg, size_t n)
+{
+	uint8_t b[4096], fr[2048];
+	assert_true(n + 5 <= sizeof(fr));
+	size_t fl = grpc_frame(fr, msg, n);
+	size_t k = h2_data(b, sid, fr, fl, false);
+	send_raw(a, b, k);
+}
+
+/* The @p nth gRPC message (0 first) the processor got on @p sid, into
+ * @p out (its payload, *@p n bytes). @return false if it has not come. */
+static bool ep_nth(struct peer *a, uint32_t sid, unsigned nth, uint8_t *out, size_t cap, size_t *n)
+{
+	static uint8_t all[8192];
+	size_t an;
+	h2_read(a, sid, all, sizeof(all), &an);
+	size_t off = 0;
+	for (unsigned i = 0;; i++) {
+		if (off + 5 > an)
+			return false;
+		size_t l = (size_t)all[off + 1] << 24 | (size_t)all[off + 2] << 16 |
+			   (size_t)all[off + 3] << 8 | all[off + 4];
+		if (off + 5 + l > an)
+			return false;
+		if (i == nth) {
+			assert_true(l <= cap);
+			memcpy(out, all + off + 5, l);
+			*n = l;
+			return true;
+		}
+		off += 5 + l;
+	}
+}
+
+/* A ProcessingResponse of kind @p field (1 request_headers, 2
+ * response_headers) whose CommonResponse has HeaderMutation @p mut. */
+static size_t headers_answer(uint8_t *msg, unsigned field, const uint8_t *mut, size_t n)
+{
+	uint8_t common[1024], hr[1100];
+	size_t cn = 0, hn = 0, k = 0;
+	if (n)
+		pb_ld(common, &cn, 2, mut, n); /* header_mutation */
+	pb_ld(hr, &hn, 1, common, cn);	       /* HeadersResponse.response */
+	pb_ld(msg, &k, field, hr, hn);
+	return k;
+}
+
+/*
+ * response_header_mode SEND (Envoy's default; Envoy Gateway's
+ * processingMode.response): after the request's answer the stream stays
+ * open; the upstream's response head goes to the processor as
+ * response_headers (:status and its fields, end_of_stream when it has no
+ * body) on the same stream and is held, the client getting nothing, until
+ * the answer: its mutations (a set, an overwrite, a removal, :status) go
+ * on the head, then the body that came with it; the stream is closed once
+ * answered. An immediate_response replaces the response (the upstream's
+ * body never reaches the client); no answer within message_timeout 504;
+ * a :status that would unframe the body (204) is refused, counted. With
+ * request_header_mode SKIP the stream opens at the response. Counted as
+ * Envoy's. Fails before: the listener is refused (response_header_mode
+ * SEND "not built").
+ */
+static void test_ext_proc_response_headers(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t m[2048], msg[1024], mut[1024];
+	size_t mn, n, k;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep6.%d.log", (int)getpid());
+	ep_begin_resp(path, "");
+	uint64_t sent0 = ep_stat(ARN_EXT_PROC_stream_msgs_sent),
+		 recv0 = ep_stat(ARN_EXT_PROC_stream_msgs_received),
+		 rej0 = ep_stat(ARN_EXT_PROC_rejected_header_mutations),
+		 to0 = ep_stat(ARN_EXT_PROC_message_timeouts);
+	/* 1. mutations on the response's head */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a =
+	    ep_request("GET /r HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, NULL);
+	assert_non_null(a);
+	k = headers_answer(msg, 1, NULL, 0);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	ep_answer(a, true, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	assert_false(h2_read(a, sid, m, sizeof(m), &mn).end_stream); /* still open */
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-Up: u\r\nX-Gone: g\r\n\r\nhello");
+	hh_advance(10);
+	assert_int_equal(hh_client(0)->log_len, mark); /* the head is held */
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	assert_int_equal(m[0], 3 << 3 | 2); /* response_headers */
+	if (!has_hv(m, mn, ":status", "200") || !has_hv(m, mn, "x-up", "u") ||
+	    !has_hv(m, mn, "x-gone", "g") || memmem(m, mn, "\x18\x01", 2))
+		fail_msg("the response_headers message (%zu bytes) lacks what it should carry", mn);
+	n = 0;
+	set_hdr(mut, &n, "x-added", "1", 2, -1);
+	set_hdr(mut, &n, "x-up", "v", 2, -1);
+	set_hdr(mut, &n, ":status", "201", 2, -1);
+	pb_ld(mut, &n, 2, "x-gone", 6);
+	k = headers_answer(msg, 2, mut, n);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 201 Created\r\n") || !strstr(r, "x-added: 1\r\n") ||
+	    !strstr(r, "x-up: v\r\n") || strstr(r, "X-Up: u") || strstr(r, "X-Gone") ||
+	    !strstr(r, "\r\n\r\nhello"))
+		fail_msg("the client got: %s", r);
+	assert_true(h2_read(a, sid, m, sizeof(m), &mn).end_stream); /* closed once answered */
+
+	/* 2. an immediate response replaces the response */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /i HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	k = headers_answer(msg, 1, NULL, 0);
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecret");
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	uint8_t imm[512], stc[8];
+	size_t il = 0, sl = 0;
+	pb_var(stc, &sl, 1, 403);
+	pb_ld(imm, &il, 1, stc, sl);
+	pb_ld(imm, &il, 3, "no", 2);
+	k = 0;
+	pb_ld(msg, &k, 7, imm, il);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n") || !strstr(r, "\r\n\r\nno") ||
+	    strstr(r, "secret"))
+		fail_msg("the client got: %s", r);
+
+	/* 3. no answer for the response's head: 504 */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /t HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	k = headers_answer(msg, 1, NULL, 0);
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	hh_advance(150);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	hh_advance(100);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 504 Gateway Timeout\r\n") || strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+
+	/* 4. a response without a body (end_of_stream), a :status 204 that
+	 * would unframe it refused (counted), the rest applied */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /e HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	k = headers_answer(msg, 1, NULL, 0);
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	hh_advance(10);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	assert_non_null(memmem(m, mn, "\x18\x01", 2)); /* end_of_stream */
+	n = 0;
+	set_hdr(mut, &n, ":status", "204", 2, -1);
+	set_hdr(mut, &n, "x-empty", "yes", 2, -1);
+	k = headers_answer(msg, 2, mut, n);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "x-empty: yes\r\n"))
+		fail_msg("the client got: %s", r);
+
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_sent) - sent0, 8);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_received) - recv0, 7);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_rejected_header_mutations) - rej0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_message_timeouts) - to0, 1);
+	hh_end();
+	char log[2048];
+	log_take(path, log, sizeof(log));
+	if (!strstr(log, "201 via_upstream\n") || !strstr(log, "403 -\n") ||
+	    !strstr(log, "504 ext_proc_error_per-message_timeout_exceeded\n"))
+		fail_msg("the access log: %s", log);
+
+	/* 5. request_header_mode SKIP: the stream opens at the response */
+	ep_begin_resp(path, "");
+	hh_end();
+	char json[8192];
+	snprintf(json, sizeof(json), EP_LISTENER, path, "");
+	char *pm = strstr(json, "\"response_header_mode\":\"SKIP\"");
+	assert_non_null(pm);
+	static const char both[] =
+	    "\"request_header_mode\":\"SKIP\",\"response_header_mode\":\"SEND\"";
+	memmove(pm + sizeof(both) - 1, pm + 29, strlen(pm + 29) + 1);
+	memcpy(pm, both, sizeof(both) - 1);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	mark = hh_client(0)->log_len;
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /s HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u); /* straight upstream: no stream yet */
+	snapshot(rx0);
+	send_str(u, OK5);
+	hh_advance(10);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	a = upstream_that_got(rx0);
+	assert_non_null(a);
+	a->sent_head = true;
+	capture(a);
+	assert_true(ep_nth(a, 1, 0, m, sizeof(m), &mn));
+	assert_int_equal(m[0], 3 << 3 | 2);
+	n = 0;
+	set_hdr(mut, &n, "x-late", "1", 2, -1);
+	k = headers_answer(msg, 2, mut, n);
+	ep_answer(a, true, 1, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "x-late: 1\r\n") || !strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r;
@@ -1198,6 +1456,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_client_gone),
 	    cmocka_unit_test(test_ext_proc_fuzz_seed),
 	    cmocka_unit_test(test_ext_proc_two_filters),
+	    cmocka_unit_test(test_ext_proc_response_headers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
