@@ -15,7 +15,8 @@
 // no"); under /fail the stream ends UNAVAILABLE; else a CONTINUE with
 // x-user: alice set (OVERWRITE_IF_EXISTS_OR_ADD), x-a: 2 added (the
 // deprecated append), x-drop removed, and host: evil (refused by Arion's
-// mutation rules, as Envoy's).
+// mutation rules, as Envoy's). On a response's headers: x-proc: seen
+// set, the upstream's x-secret removed, :status 202.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -45,16 +46,32 @@ function process_(call) {
   const md = call.metadata.get('x-tenant');
   call.on('data', (req) => {
     const hs = {};
-    for (const h of (req.request_headers && req.request_headers.headers &&
-      req.request_headers.headers.headers) || [])
+    const hm = req.request_headers || req.response_headers;
+    for (const h of (hm && hm.headers && hm.headers.headers) || [])
       hs[h.key] = (hs[h.key] ? hs[h.key] + ',' : '') +
         Buffer.from(h.raw_value || '', 'base64').toString();
     fs.appendFileSync(log, JSON.stringify({
       kind: req.request,
       headers: hs,
-      eos: !!(req.request_headers && req.request_headers.end_of_stream),
+      eos: !!(hm && hm.end_of_stream),
       tenant: md.length ? String(md[0]) : null,
     }) + '\n');
+    if (req.response_headers) {
+      call.write({
+        response_headers: {
+          response: {
+            header_mutation: {
+              set_headers: [
+                { header: hv('x-proc', 'seen'), append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' },
+                { header: hv(':status', '202'), append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' },
+              ],
+              remove_headers: ['x-secret'],
+            },
+          },
+        },
+      });
+      return;
+    }
     const p = hs[':path'] || '';
     if (p.startsWith('/fail')) {
       call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'down' });
@@ -94,6 +111,7 @@ function process_(call) {
 require('http')
   .createServer((q, r) => {
     const a = q.rawHeaders.filter((_, i, l) => i % 2 === 1 && /^x-a$/i.test(l[i - 1]));
+    r.setHeader('x-secret', 's');
     r.end('got ' + (q.headers['x-user'] || '-') + ' ' + (q.headers['x-drop'] || '-') + ' ' +
       a.join('|') + ' ' + q.headers.host + '\n');
   })

@@ -9,7 +9,11 @@
 # mutation rules); its immediate response answers the client (403, its
 # header, body and details); a stream that fails answers 500
 # ext_proc_error_gRPC_error_14; the filter disabled on a route opens no
-# stream; an HTTP/2 client likewise; the counters say so.
+# stream; an HTTP/2 client likewise; on a route whose processing_mode
+# sends the response's headers too, the upstream's head goes to the
+# processor (response_headers, :status and its fields) and comes to the
+# client with its mutations (:status 202, x-proc set, x-secret removed),
+# the body after it; the counters say so.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -69,5 +73,20 @@ expect "streams_failed" "$(stat http.ep.ext_proc.streams_failed)" "^1$"
 expect "rejected_header_mutations (host, 3 times)" \
 	"$(stat http.ep.ext_proc.rejected_header_mutations)" "^3$"
 expect "the streams went over HTTP/2" "$(stat cluster.proc.upstream_cx_http2_total)" "^[1-9]"
+body=$(cc -D "$h" "http://$us/resp/x")
+expect "response headers: the body after the held head" "$body" "^got alice - "
+expect "response headers: :status mutated" "$(head -1 "$h" | tr -d '\r')" "^HTTP/1.1 202"
+expect "response headers: x-proc set" "$(hdr "$h" x-proc)" "x-proc: seen"
+expect "response headers: x-secret removed" "$(hdr "$h" x-secret)" "^$"
+c=$(sed -n 7p "$log")
+expect "message: response_headers" "$c" '"kind":"response_headers"'
+expect "message: :status" "$c" '":status":"200"'
+expect "message: the upstream's field" "$c" '"x-secret":"s"'
+body=$(cc --http2-prior-knowledge -D "$h" "http://$us/resp/h2")
+expect "response headers, HTTP/2 client: mutated" "$(hdr "$h" x-proc)" "x-proc: seen"
+expect "response headers, HTTP/2 client: body" "$body" "^got alice - "
+expect "stream_msgs_sent (2 a /resp request)" "$(stat http.ep.ext_proc.stream_msgs_sent)" "^9$"
+expect "stream_msgs_received (2 a /resp request)" \
+	"$(stat http.ep.ext_proc.stream_msgs_received)" "^8$"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
