@@ -65,7 +65,9 @@ struct http_ext_proc {
 	bool big_owed;	     /* big holds a message the transport still reads */
 	uint8_t paused;	     /* enum ep_paused */
 	uint16_t new_status; /* the answer's :status (0: none) */
-	uint32_t send_owed;  /* a message refused by the transport (-EAGAIN): its length */
+	uint32_t new_path_len;
+	const char *new_path; /* the answer's :path, in buf (NULL: none) */
+	uint32_t send_owed;   /* a message refused by the transport (-EAGAIN): its length */
 	const struct arn_cfg_ext_proc_service *svc;
 	const struct arn_cfg_ext_proc_route *pr;
 	char status_txt[4];
@@ -124,6 +126,8 @@ static struct http_ext_proc *ep_get(struct http_worker *w)
 	a->resp_send = a->resp_edits = a->big_owed = false;
 	a->paused = EP_P_NONE;
 	a->new_status = 0;
+	a->new_path = NULL;
+	a->new_path_len = 0;
 	a->send_owed = 0;
 	a->svc = NULL;
 	a->pr = NULL;
@@ -398,10 +402,33 @@ static const char *mutate(struct http_ext_proc *a, const struct http_ext_proc_mu
 			a->new_status = (uint16_t)sv;
 			continue;
 		}
+		if (where == EP_MUT_REQ && name_is(ln, s->name_len, ":path")) {
+			/* as Envoy's (the rules let it through): the request
+			 * goes upstream with it, on the route it matched
+			 * (clear_route_cache is not acted on). A path an
+			 * HTTP/1 request line cannot carry (empty, a space, a
+			 * control byte) is refused as a rule's IGNORE */
+			bool ok = s->value_len > 0 && s->value_len <= HTTP_EXT_PROC_BUF / 2;
+			for (uint32_t k = 0; ok && k < s->value_len; k++)
+				ok = (unsigned char)s->value[k] > 0x20 &&
+				     (unsigned char)s->value[k] != 0x7f;
+			if (!ok || op == ARN_H1_EDIT_ADD_IF_ABSENT) {
+				if (!ok)
+					EP_INC(a, rejected_header_mutations);
+				continue; /* (ADD_IF_ABSENT: a request has one) */
+			}
+			char *pv = ep_room(a, s->value_len);
+			if (!pv)
+				return NULL;
+			memcpy(pv, s->value, s->value_len);
+			a->new_path = pv;
+			a->new_path_len = s->value_len;
+			continue;
+		}
 		if (ln[0] == ':')
-			/* :path (or another pseudo-header Envoy's rules let
-			 * through): Arion edits header fields, not the
-			 * request line */
+			/* another pseudo-header Envoy's rules let through:
+			 * Arion edits header fields and the path, not the
+			 * rest of the request line */
 			return "Arion does not rewrite the request's pseudo-headers";
 		char *v = s->value_len ? ep_room(a, s->value_len) : (char *)"";
 		if (!v)
@@ -563,6 +590,11 @@ static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_pro
 			EP_INC(a, clear_route_cache_ignored);
 	}
 	a->n_up = n;
+	if (a->new_path) {
+		/* what the router sends, the access log and a later ext_proc
+		 * filter read (the request was routed on the client's) */
+		st->req.m.path = (struct arn_h1_slice){.p = a->new_path, .len = a->new_path_len};
+	}
 	if (a->resp_send) {
 		ep_idle(a); /* the stream stays for the response's head */
 	} else {

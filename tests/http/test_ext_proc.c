@@ -1401,6 +1401,61 @@ static void test_ext_proc_response_headers(void **state)
 	unlink(path);
 }
 
+/* The request's upstream head after ext_proc's answer @p msg (@p k
+ * bytes) to client 0's @p req, into @p r. */
+static void path_case(const char *req, const uint8_t *msg, size_t k, bool first, char *r,
+		      size_t cap)
+{
+	uint8_t m[2048];
+	size_t mn;
+	uint32_t sid;
+	static struct peer *a;
+	a = ep_request(req, m, sizeof(m), &mn, &sid, first ? NULL : a);
+	assert_non_null(a);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	ep_answer(a, first, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	size_t ul = u->rx - rx0[u - peers];
+	assert_true(ul < cap);
+	memcpy(r, u->log + u->log_len - ul, ul);
+	r[ul] = 0;
+	send_str(u, OK5);
+}
+
+/* A :path set by the processor goes upstream, as Envoy's (its mutation
+ * rules let :path through), on the route the request matched; one an
+ * HTTP/1 request line cannot carry (a space) is refused, counted. Fails
+ * before: 500 "Arion does not rewrite the request's pseudo-headers". */
+static void test_ext_proc_path_mutation(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t msg[1024], mut[512];
+	size_t n, k;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep7.%d.log", (int)getpid());
+	ep_begin(path, "");
+	uint64_t rej0 = ep_stat(ARN_EXT_PROC_rejected_header_mutations);
+	n = 0;
+	set_hdr(mut, &n, ":path", "/new/p?x=1", 2, -1);
+	set_hdr(mut, &n, "x-moved", "1", 2, -1);
+	k = headers_answer(msg, 1, mut, n);
+	path_case("GET /old?q=1 HTTP/1.1\r\nHost: a\r\n\r\n", msg, k, true, r, sizeof(r));
+	if (!strstr(r, "GET /new/p?x=1 HTTP/1.1\r\n") || !strstr(r, "x-moved: 1\r\n"))
+		fail_msg("the upstream got: %s", r);
+	n = 0;
+	set_hdr(mut, &n, ":path", "/a b", 2, -1);
+	k = headers_answer(msg, 1, mut, n);
+	path_case("GET /keep HTTP/1.1\r\nHost: a\r\n\r\n", msg, k, false, r, sizeof(r));
+	if (!strstr(r, "GET /keep HTTP/1.1\r\n"))
+		fail_msg("the upstream got: %s", r);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_rejected_header_mutations) - rej0, 1);
+	hh_end();
+	unlink(path);
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r;
@@ -1457,6 +1512,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_fuzz_seed),
 	    cmocka_unit_test(test_ext_proc_two_filters),
 	    cmocka_unit_test(test_ext_proc_response_headers),
+	    cmocka_unit_test(test_ext_proc_path_mutation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
