@@ -952,9 +952,79 @@ static bool ep_forwards(const struct arn_cfg_ext_proc *f, const char *n, size_t 
 	return false;
 }
 
+/* Header @p name's first entry in @p h from @p from (@p n entries), or n. */
+static unsigned view_find(const struct http_ext_proc_hdr *h, unsigned from, unsigned n,
+			  const char *name, size_t len)
+{
+	for (unsigned i = from; i < n; i++)
+		if (h[i].name_len == len && strncasecmp(h[i].name, name, len) == 0)
+			return i;
+	return n;
+}
+
+/* Drop entry @p i of @p h (*@p n entries), the order kept. */
+static void view_drop(struct http_ext_proc_hdr *h, unsigned *n, unsigned i)
+{
+	memmove(h + i, h + i + 1, (*n - i - 1) * sizeof(h[0]));
+	(*n)--;
+}
+
+/*
+ * The request edits earlier filters kept for the upstream request
+ * (http_req_edits_kept: an earlier ext_proc filter's mutations, jwt_authn's
+ * and ext_authz's headers) applied to the view @p h (*@p n entries, at
+ * most @p cap), as the writer applies them (arn_h1_edit_op): Envoy's
+ * later filter sees the header map the earlier ones mutated. @return
+ * false when they do not fit.
+ */
+static bool view_edits(struct http_stream *st, struct http_ext_proc_hdr *h, unsigned *n,
+		       unsigned cap)
+{
+	const struct http_req_edits *k = http_req_edits_kept(st);
+	for (unsigned j = 0; k && j < k->n; j++) {
+		const struct arn_h1_edit *e = &k->e[j];
+		unsigned i = view_find(h, 0, *n, e->name, e->name_len);
+		bool found = i < *n;
+		bool set = false, add = false;
+		switch (e->op) {
+		case ARN_H1_EDIT_REMOVE:
+			while ((i = view_find(h, 0, *n, e->name, e->name_len)) < *n)
+				view_drop(h, n, i);
+			continue;
+		case ARN_H1_EDIT_SET:
+			set = found;
+			add = !found;
+			break;
+		case ARN_H1_EDIT_SET_IF_PRESENT:
+			set = found;
+			break;
+		case ARN_H1_EDIT_ADD_IF_ABSENT:
+			add = !found;
+			break;
+		default: /* ADD, APPEND_VALUE: one more line */
+			add = true;
+			break;
+		}
+		if (set) {
+			h[i].value = e->value;
+			h[i].value_len = e->value_len;
+			unsigned d;
+			while ((d = view_find(h, i + 1, *n, e->name, e->name_len)) < *n)
+				view_drop(h, n, d);
+		} else if (add) {
+			if (*n >= cap)
+				return false;
+			h[(*n)++] = (struct http_ext_proc_hdr){e->name, e->value, e->name_len,
+							       e->value_len};
+		}
+	}
+	return true;
+}
+
 /* The request's headers as Envoy's header map has them: the
  * pseudo-headers, then its fields (Host as :authority), each line an
- * entry; encoded at the start of a->big. @return its length, or -E2BIG. */
+ * entry, with what earlier filters' kept edits did to them; encoded at
+ * the start of a->big. @return its length, or -E2BIG. */
 static long ep_request_headers(struct http_ext_proc *a)
 {
 	struct http_stream *st = a->st;
@@ -979,6 +1049,15 @@ static long ep_request_headers(struct http_ext_proc *a)
 		h[n++] = (struct http_ext_proc_hdr){x->name, x->value, (uint32_t)x->name_len,
 						    (uint32_t)x->value_len};
 	}
+	unsigned nf = n;
+	if (!view_edits(st, h, &n, 4 + HTTP_MAX_HDRS))
+		return -E2BIG;
+	/* forward_rules on what the edits added too */
+	for (unsigned i = nf; i < n;)
+		if (!ep_forwards(f, h[i].name, h[i].name_len))
+			view_drop(h, &n, i);
+		else
+			i++;
 	bool eos = !http_msg_has_body(m);
 	return http_ext_proc_encode_headers(false, h, n, eos, (uint8_t *)a->big, HTTP_EXT_PROC_REQ);
 }

@@ -1115,6 +1115,10 @@ static void test_ext_proc_two_filters(void **state)
 			struct h2_seen s3 = h2_read(a, 3, m, sizeof(m), &mn);
 			assert_int_equal(s3.n_headers, 1);
 			assert_true(mn > 5 && has_hv(m, mn, ":path", "/x"));
+			/* the second filter sees the first one's mutation, as
+			 * Envoy's sees the mutated header map (fails before:
+			 * it saw the client's headers) */
+			assert_true(has_hv(m, mn, "x-one", "1"));
 			assert_int_equal(hh_client(0)->log_len, mark); /* still waiting */
 			sid = 3;
 			continue;
