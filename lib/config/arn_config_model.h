@@ -477,6 +477,7 @@ struct arn_cfg_route {
 	struct arn_cfg_per_filter *per_filter; /* typed_per_filter_config */
 	size_t n_per_filter;
 	const struct arn_cfg_cors *cors; /* RouteAction.cors (deprecated), or NULL */
+	const struct arn_cfg_route_trace *trace; /* tracing and decorator, or NULL */
 };
 
 #define ARN_CFG_NO_REQ_EDITS 1u
@@ -903,6 +904,7 @@ struct arn_cfg_hcm {
 	size_t n_rate_limits;
 	bool include_vh_rate_limits; /* RouteAction.include_vh_rate_limits */
 	struct arn_cfg_h2 h2;	     /* http2_protocol_options */
+	const struct arn_cfg_tracing *tracing; /* tracing (OpenTelemetry), or NULL */
 };
 
 /** Has connection manager @p h an HTTP filter of kind @p kind (enum
@@ -1624,5 +1626,55 @@ const struct arn_cfg_secret *arn_cfg_secret_find(const struct arn_cfg_gen *g,
  */
 const struct arn_cfg_toolset *arn_cfg_toolset_find(const struct arn_cfg_gen *g,
 						   const struct arn_cfg_ref *name);
+
+/* ---- tracing (HCM tracing, envoy.tracers.opentelemetry; conv_tracing.c) ---- */
+
+#define ARN_CFG_TRACE_TAGS_MAX 32  /* custom_tags of one level */
+#define ARN_CFG_TRACE_MD_MAX 16	   /* the exporter's initial_metadata */
+#define ARN_CFG_TRACE_TAG_VALUE_MAX 1024 /* a literal's or a default's bytes */
+
+enum arn_cfg_trace_tag_kind {
+	ARN_CFG_TRACE_TAG_LITERAL = 0, /* literal, and environment (read at conversion) */
+	ARN_CFG_TRACE_TAG_HEADER = 1,  /* request_header: its first value, else the default */
+};
+
+/* One custom tag: set on the span when its value is not empty (Envoy's
+ * CustomTagBase::apply). */
+struct arn_cfg_trace_tag {
+	const char *tag;
+	const char *value;  /* literal / environment value; request_header's default */
+	const char *header; /* request_header: the name, lower case */
+	uint32_t tag_len, value_len, header_len;
+	uint8_t kind; /* enum arn_cfg_trace_tag_kind */
+};
+
+/* The HCM's sampling rates are per 10000, as Envoy rounds a Percent
+ * (PROTOBUF_PERCENT_TO_ROUNDED_INTEGER_OR_DEFAULT to 10000). */
+struct arn_cfg_ext_authz_hdr;
+struct arn_cfg_tracing {
+	struct arn_cfg_ref cluster; /* grpc_service.envoy_grpc.cluster_name */
+	const char *authority;	    /* envoy_grpc.authority, or NULL */
+	uint32_t authority_len;
+	uint32_t timeout_ms; /* grpc_service.timeout; 0: none */
+	struct arn_cfg_ext_authz_hdr *md; /* initial_metadata */
+	size_t n_md;
+	const char *service_name; /* resource service.name */
+	uint32_t service_name_len;
+	struct arn_cfg_fraction client_sampling, random_sampling, overall_sampling; /* 100 % */
+	uint32_t max_path_tag_length;						    /* 256 */
+	struct arn_cfg_trace_tag *tags;
+	size_t n_tags;
+};
+
+/* A route's tracing (overrides) and decorator. */
+struct arn_cfg_route_trace {
+	/* FractionalPercent overrides (denominator 0: the HCM's) */
+	struct arn_cfg_fraction client_sampling, random_sampling, overall_sampling;
+	struct arn_cfg_trace_tag *tags;
+	size_t n_tags;
+	const char *operation; /* decorator.operation, or NULL */
+	uint32_t operation_len;
+	bool propagate; /* decorator.propagate (true) */
+};
 
 #endif

@@ -71,6 +71,8 @@ bool pb_bool(struct pb p, const char *f);
  * from @p p's unknown bytes: list them in conv_only's allowed names to
  * accept them. A bool (false when absent): */
 bool pb_newer_bool(struct pb p, const char *f);
+/* A string (empty when absent): */
+upb_StringView pb_newer_str(struct pb p, const char *f);
 /* A map<string, Any>: its entries into *@p out (on c->arena, a key given
  * twice keeps its last value), at most @p max + 1 (a hostile count is not
  * read whole). @return how many. */
@@ -321,6 +323,11 @@ struct arn_cfg_ext_proc;
 struct arn_cfg_ext_proc_route;
 const struct arn_cfg_ext_proc *conv_ext_proc(struct conv *c, struct pb p);
 const struct arn_cfg_ext_proc_route *conv_ext_proc_route(struct conv *c, struct pb p);
+/** HCM `tracing` @p t (the OpenTelemetry tracer) and a route's `tracing` /
+ * `decorator` (of route @p rt; NULL when it has neither) converted; NULL
+ * only without memory. conv_tracing.c */
+const struct arn_cfg_tracing *conv_tracing(struct conv *c, struct pb t);
+const struct arn_cfg_route_trace *conv_route_trace(struct conv *c, struct pb rt);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

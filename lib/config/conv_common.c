@@ -600,6 +600,12 @@ bool pb_newer_bool(struct pb p, const char *name)
 	return nf && arn_proto_newer_bool(p.m, nf);
 }
 
+upb_StringView pb_newer_str(struct pb p, const char *name)
+{
+	const struct arn_proto_newer *nf = p.m ? arn_proto_newer_named(p.d, name) : NULL;
+	return nf ? arn_proto_newer_str(p.m, nf) : (upb_StringView){NULL, 0};
+}
+
 size_t pb_newer_map(struct conv *c, struct pb p, const char *name, struct pb_map_ent **out,
 		    size_t max)
 {

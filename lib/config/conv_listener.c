@@ -282,12 +282,14 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	    "id,always_set_request_id_in_response,normalize_path,merge_slashes,strip_matching_"
 	    "host_port,strip_any_host_port,stream_error_on_invalid_http_message,strip_"
 	    "trailing_host_dot,path_with_escaped_slashes_action,scoped_routes,upgrade_configs,"
-	    "http2_protocol_options,local_reply_config");
+	    "http2_protocol_options,local_reply_config,tracing");
 	/* scoped_routes is listed so that arn_rules_hcm() alone reports it */
 	upb_StringView sp = pb_str(h, "stat_prefix");
 	if (sp.size == 0)
 		conv_err(c, "stat_prefix", "missing (Envoy requires it)");
 	out->stat_prefix = conv_str(c, sp);
+	if (pb_has(h, "tracing"))
+		out->tracing = conv_tracing(c, pb_msg(h, "tracing"));
 	switch (pb_i32(h, "codec_type")) {
 	case 0:
 		out->codec = ARN_CFG_CODEC_AUTO;

@@ -544,8 +544,9 @@ static void route(struct conv *c, struct pb rt, struct arn_cfg_route *r,
 	    c, rt,
 	    "name,match,route,redirect,direct_response,metadata,decorator,request_headers_to_"
 	    "add,request_headers_to_remove,response_headers_to_add,response_headers_to_remove,"
-	    "stat_prefix,typed_per_filter_config");
+	    "stat_prefix,typed_per_filter_config,tracing");
 	conv_per_filter(c, rt, &r->per_filter, &r->n_per_filter);
+	r->trace = conv_route_trace(c, rt);
 	if (pb_has(rt, "name"))
 		r->name = conv_str(c, pb_str(rt, "name"));
 	conv_route_match(c, pb_msg(rt, "match"), r);

@@ -111,6 +111,7 @@ char *arn_proto_encode(const upb_Message *msg, const upb_MessageDef *m, upb_Aren
 enum arn_proto_newer_kind {
 	ARN_PROTO_NEWER_BOOL = 0,    /* bool: varint */
 	ARN_PROTO_NEWER_MAP_ANY = 1, /* map<string, google.protobuf.Any>: entries */
+	ARN_PROTO_NEWER_STRING = 2,  /* string: length-delimited */
 };
 struct arn_proto_newer {
 	const char *msg;       /* the message's full name */
@@ -130,6 +131,9 @@ const struct arn_proto_newer *arn_proto_newer_find(const upb_MessageDef *m, uint
 const struct arn_proto_newer *arn_proto_newer_named(const upb_MessageDef *m, const char *name);
 /** A newer bool field's value in @p msg's unknown bytes (false if absent). */
 bool arn_proto_newer_bool(const upb_Message *msg, const struct arn_proto_newer *f);
+/** A newer string field's value in @p msg's unknown bytes (empty if absent; it
+ * points into the message). */
+upb_StringView arn_proto_newer_str(const upb_Message *msg, const struct arn_proto_newer *f);
 
 /** One field of a message's unknown bytes (arn_proto_unknown_next). */
 struct arn_proto_unknown {

@@ -37,6 +37,9 @@ const struct arn_proto_newer arn_proto_newer_fields[] = {
     /* Envoy 1.26: per-filter configuration for a whole route table */
     {"envoy.config.route.v3.RouteConfiguration", "typed_per_filter_config", "typedPerFilterConfig",
      "envoy/config/route/v3/route.proto", "TypedPerFilterConfigEntry", 16, ARN_PROTO_NEWER_MAP_ANY},
+    /* Envoy 1.24: the OpenTelemetry tracer's resource service.name */
+    {"envoy.config.trace.v3.OpenTelemetryConfig", "service_name", "serviceName",
+     "envoy/config/trace/v3/opentelemetry.proto", NULL, 2, ARN_PROTO_NEWER_STRING},
 };
 const size_t arn_proto_n_newer_fields =
     sizeof(arn_proto_newer_fields) / sizeof(arn_proto_newer_fields[0]);
@@ -131,6 +134,22 @@ bool arn_proto_newer_bool(const upb_Message *msg, const struct arn_proto_newer *
 	return v;
 }
 
+upb_StringView arn_proto_newer_str(const upb_Message *msg, const struct arn_proto_newer *f)
+{
+	size_t n = 0;
+	const char *p = msg ? upb_Message_GetUnknown(msg, &n) : NULL;
+	upb_StringView v = {NULL, 0};
+	if (!p || !n)
+		return v;
+	const char *end = p + n;
+	struct arn_proto_unknown u;
+	/* the last occurrence wins, as protobuf merges a scalar */
+	while (arn_proto_unknown_next(&p, end, &u) > 0)
+		if (u.num == f->num && u.wt == 2)
+			v = (upb_StringView){u.data, u.len};
+	return v;
+}
+
 /* ---- the JSON pool: every file again, those with newer fields patched ------------------------ */
 
 extern const _upb_DefPool_Init *const arn_proto_grpc_defs[];
@@ -180,10 +199,13 @@ static bool patch_file(google_protobuf_FileDescriptorProto *fp, const char *file
 		google_protobuf_DescriptorProto *m = find_msg(fp, pkg.data, pkg.size, nf->msg);
 		if (!m)
 			continue; /* defs.c's check reports it */
-		if (nf->kind == ARN_PROTO_NEWER_BOOL) {
+		if (nf->kind == ARN_PROTO_NEWER_BOOL || nf->kind == ARN_PROTO_NEWER_STRING) {
 			if (!add_field(m, nf->name, nf->json_name, nf->num,
 				       google_protobuf_FieldDescriptorProto_LABEL_OPTIONAL,
-				       google_protobuf_FieldDescriptorProto_TYPE_BOOL, a))
+				       nf->kind == ARN_PROTO_NEWER_BOOL
+					   ? google_protobuf_FieldDescriptorProto_TYPE_BOOL
+					   : google_protobuf_FieldDescriptorProto_TYPE_STRING,
+				       a))
 				return false;
 			continue;
 		}

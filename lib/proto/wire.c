@@ -66,6 +66,12 @@ static bool newer_walk(const char **p, const char *end, const struct arn_proto_n
 		return true;
 	if (v > (uint64_t)(end - *p))
 		return true;
+	if (nf->kind == ARN_PROTO_NEWER_STRING) {
+		/* opaque to upb: the converter copies it as a header-safe
+		 * string or refuses it */
+		*p += v;
+		return true;
+	}
 	const char *q = *p, *qe = *p + v;
 	*p = qe;
 	/* a map entry: key (1, string) and value (2, Any), nothing else */

@@ -291,6 +291,15 @@ enum arn_ext_proc_stat {
 /* http.<prefix>.ext_proc[.<its stat_prefix>].* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_ext_proc_schema;
 
+/* tracing.opentelemetry.* (untagged; the OpenTelemetry tracer's) */
+enum arn_otel_stat {
+#define ARN_STAT(kind, name, help) ARN_OTEL_##name,
+#include "envoy_otel_stats.def"
+#undef ARN_STAT
+	ARN_OTEL__COUNT
+};
+extern struct arn_stats_schema arn_stats_otel_schema;
+
 /**
  * The code-class stat for HTTP @p status, given the schema's 1xx stat
  * (ARN_CL_upstream_rq_1xx or ARN_HTTP_downstream_rq_1xx); the 1xx-5xx stats

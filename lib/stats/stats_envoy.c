@@ -186,3 +186,9 @@ static const struct arn_stat_def ext_proc_defs[] = {
 #undef ARN_STAT
 };
 struct arn_stats_schema arn_stats_ext_proc_schema = ARN_STATS_SCHEMA("ext_proc", ext_proc_defs);
+static const struct arn_stat_def otel_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_otel_stats.def"
+#undef ARN_STAT
+};
+struct arn_stats_schema arn_stats_otel_schema = ARN_STATS_SCHEMA("tracing.opentelemetry", otel_defs);
