@@ -51,6 +51,7 @@
 #include "http_tcpp.h"
 #include "http_shadow.h"
 #include "http_upstream.h"
+#include "http_otel.h"
 
 static struct arn_config_store *g_store;
 /* where g_store keeps its current generation: read inline by every poll */
@@ -202,6 +203,7 @@ static void worker_free(struct http_worker *w)
 	http_rls_worker_fini(w);
 	http_oauth2_worker_fini(w);
 	http_ext_proc_worker_fini(w);
+	http_otel_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
 	free(w->trl_mem);
@@ -312,6 +314,11 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	}
 	if (http_oauth2_worker_init(w) != 0) { /* oauth2's token exchanges */
 		ARN_ERR(HTTP, "worker %u: out of memory for the oauth2 exchanges", idx);
+		worker_free(w);
+		return -ENOMEM;
+	}
+	if (http_otel_worker_init(w) != 0) { /* HCM tracing's span queue */
+		ARN_ERR(HTTP, "worker %u: out of memory for the tracing span queue", idx);
 		worker_free(w);
 		return -ENOMEM;
 	}
@@ -504,6 +511,7 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 		return rc;
 	if (!g_lm_stats)
 		g_lm_stats = arn_stats_scope_get(&arn_stats_listener_manager_schema, NULL, NULL);
+	http_otel_module_init();
 	rc = arn_tcp_app_register(&http_app);
 	if (rc) {
 		ARN_ERR(HTTP, "cannot register with the TCP stack: %s", strerror(-rc));

@@ -971,6 +971,19 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	}
 	st->text_len += x.text_len;
 	edits_keep(hc, st, &x, e, (unsigned)n);
+	if (unlikely(hc->hcm->tracing)) {
+		/* HCM tracing: the decision in x-request-id, traceparent and
+		 * tracestate (per request: such a list is never kept) */
+		hc->re_gen_id = 0;
+		int k = http_otel_req_edits(st, hc->hcm->use_remote_address && !x.internal,
+					    &x.request_id, &x.request_id_len, text, HTTP_TEXT,
+					    &st->text_len, e + n, MAX_EDITS - 1 - (unsigned)n);
+		if (k < 0) {
+			request_edit_overflow(st, "header_edits_overflow");
+			return -1;
+		}
+		n += k;
+	}
 	st->xff = x.xff;
 	st->xff_len = x.xff_len;
 	st->request_id = x.request_id;

@@ -44,6 +44,7 @@
 #include "http_codec.h"
 #include "http_int.h"
 #include "http_io.h"
+#include "http_otel.h"
 #include "http_worker.h"
 #include "http_zero.h"
 
@@ -118,6 +119,8 @@ struct http_res {
 	uint8_t buf_from;
 	bool buf_reading;
 	uint32_t buf_max;
+	/* HCM tracing's span (http_otel.c), valid with st->otel */
+	struct http_otel_span otel;
 	/* larger scratch for a head whose segment-spanning lines outgrow
 	 * req_scratch / resp_scratch, and a trailer array for HTTP/1
 	 * trailers past the slots their head left (from the worker's pools,
@@ -359,6 +362,9 @@ struct http_stream {
 	/* the ext_proc filter's stream: 1 + its index in its worker's pool
 	 * (http_ext_proc.c), 0 none */
 	uint16_t ext_proc;
+	/* HCM tracing: a span was started (its state in res->otel), or the
+	 * request's traceparent was malformed (none is: Envoy's NullSpan) */
+	bool otel, otel_bad;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
 	const char *request_id;

@@ -225,6 +225,8 @@ struct http_worker {
 	/* a custom_response policy's body_format output (http_cresp.c), read
 	 * by the codec during the same call */
 	char cresp_body[ARN_CFG_LR_BODY_MAX];
+	/* HCM tracing's queue of finished spans and exporter (http_otel.c) */
+	struct http_otel_worker *otel;
 };
 
 /* ---- services ------------------------------------------------------------------------ */

@@ -1,0 +1,863 @@
+/*
+ * HCM tracing with the OpenTelemetry tracer (http_otel.h). Followed:
+ * Envoy 1.30's source/common/http/conn_manager_utility.cc
+ * (mutateTracingRequestHeader), source/common/tracing/http_tracer_impl.cc
+ * (the span's tags), source/extensions/request_id/uuid (the trace status
+ * in the id's 15th character) and source/extensions/tracers/opentelemetry
+ * (span_context_extractor.cc, tracer.cc: a malformed traceparent makes
+ * no span; a parent's sampled flag decides; the batch of 5 spans or 5 s).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arn_access_log.h"
+#include "arn_config.h"
+#include "arn_stats_envoy.h"
+#include "http_access_log.h"
+#include "http_otel.h"
+#include "http_stream.h"
+#include "http_subreq.h"
+
+/* ---- traceparent ------------------------------------------------------------------------ */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* @p n hex digits at @p s into @p out (n / 2 bytes); false if one is not. */
+static bool unhex(const char *s, size_t n, uint8_t *out)
+{
+	for (size_t i = 0; i < n; i += 2) {
+		int a = hexval(s[i]), b = hexval(s[i + 1]);
+		if (a < 0 || b < 0)
+			return false;
+		out[i / 2] = (uint8_t)(a << 4 | b);
+	}
+	return true;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+int http_otel_tp_parse(const char *v, size_t n, uint8_t trace_id[16], uint8_t parent_id[8],
+		       bool *sampled)
+{
+	/* 55 bytes split on '-' into 4 non-empty fields of 2, 32, 16, 2:
+	 * the dashes are at 2, 35 and 52 and nowhere else */
+	if (n != HTTP_OTEL_TP_LEN || v[2] != '-' || v[35] != '-' || v[52] != '-')
+		return -EINVAL;
+	uint8_t ver, flags;
+	if (!unhex(v, 2, &ver) || !unhex(v + 3, 32, trace_id) || !unhex(v + 36, 16, parent_id) ||
+	    !unhex(v + 53, 2, &flags))
+		return -EINVAL;
+	if (all_zero(trace_id, 16) || all_zero(parent_id, 8))
+		return -EINVAL;
+	*sampled = flags & 1;
+	return 0;
+}
+
+static const char hexd[] = "0123456789abcdef";
+
+static void hex_out(char *o, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		o[2 * i] = hexd[p[i] >> 4];
+		o[2 * i + 1] = hexd[p[i] & 15];
+	}
+}
+
+void http_otel_tp_fmt(struct http_otel_span *sp)
+{
+	char *o = sp->tp;
+	memcpy(o, "00-", 3);
+	hex_out(o + 3, sp->trace_id, 16);
+	o[35] = '-';
+	hex_out(o + 36, sp->span_id, 8);
+	o[52] = '-';
+	o[53] = '0';
+	o[54] = sp->sampled ? '1' : '0';
+	o[55] = 0;
+}
+
+/* ---- the decision ------------------------------------------------------------------------ */
+
+#define RID_UUID_LEN 36
+#define RID_TRACE_POS 14
+
+enum http_otel_status http_otel_rid_status(const char *rid, size_t n)
+{
+	if (!rid || n != RID_UUID_LEN)
+		return HTTP_OTEL_NO_TRACE;
+	switch (rid[RID_TRACE_POS]) {
+	case '9':
+		return HTTP_OTEL_SAMPLED;
+	case 'a':
+		return HTTP_OTEL_FORCED;
+	case 'b':
+		return HTTP_OTEL_CLIENT;
+	default:
+		return HTTP_OTEL_NO_TRACE;
+	}
+}
+
+static const char status_char[] = {'4', '9', 'a', 'b'};
+
+/* UUIDRequestIDExtension::getInteger: the id's first 8 characters as hex */
+static bool rid_integer(const char *rid, size_t n, uint64_t *v)
+{
+	if (!rid || n < 8)
+		return false;
+	uint64_t x = 0;
+	for (int i = 0; i < 8; i++) {
+		int d = hexval(rid[i]);
+		if (d < 0)
+			return false;
+		x = x << 4 | (uint64_t)d;
+	}
+	*v = x;
+	return true;
+}
+
+enum http_otel_status http_otel_decide(const struct arn_cfg_tracing *t,
+				       const struct arn_cfg_route_trace *rt, const char *rid,
+				       size_t n, bool client_trace_id, bool force_trace,
+				       uint64_t rnd, bool *changed)
+{
+	enum http_otel_status was = http_otel_rid_status(rid, n), s = was;
+	*changed = false;
+	uint64_t v;
+	if (!rid_integer(rid, n, &v))
+		return was; /* no id, or not one Envoy reads: left as it is */
+	uint64_t result = v % 10000;
+	const struct arn_cfg_fraction *cs = &t->client_sampling, *rs = &t->random_sampling,
+				      *os = &t->overall_sampling;
+	if (rt) {
+		if (rt->client_sampling.denominator)
+			cs = &rt->client_sampling;
+		if (rt->random_sampling.denominator)
+			rs = &rt->random_sampling;
+		if (rt->overall_sampling.denominator)
+			os = &rt->overall_sampling;
+	}
+	if (s == HTTP_OTEL_NO_TRACE) {
+		if (client_trace_id && arn_cfg_fraction_hit(cs, rnd))
+			s = HTTP_OTEL_CLIENT;
+		else if (force_trace)
+			s = HTTP_OTEL_FORCED;
+		else if (arn_cfg_fraction_hit(rs, result))
+			s = HTTP_OTEL_SAMPLED;
+	}
+	if (!arn_cfg_fraction_hit(os, result))
+		s = HTTP_OTEL_NO_TRACE;
+	/* setTraceReason writes only into a UUID-long id */
+	if (n != RID_UUID_LEN)
+		return HTTP_OTEL_NO_TRACE;
+	*changed = s != was;
+	return s;
+}
+
+/* ---- OTLP bytes, forwards ------------------------------------------------------------------- */
+
+struct pbf {
+	uint8_t *b;
+	size_t n, cap;
+	bool err;
+};
+
+static size_t vsize(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static void f_raw(struct pbf *f, const void *p, size_t n)
+{
+	if (f->err || n > f->cap - f->n) {
+		f->err = true;
+		return;
+	}
+	if (n)
+		memcpy(f->b + f->n, p, n);
+	f->n += n;
+}
+
+static void f_varint(struct pbf *f, uint64_t v)
+{
+	uint8_t t[10];
+	size_t n = 0;
+	while (v >= 0x80) {
+		t[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	t[n++] = (uint8_t)v;
+	f_raw(f, t, n);
+}
+
+static void f_tag(struct pbf *f, uint32_t field, uint32_t wt)
+{
+	f_varint(f, (uint64_t)field << 3 | wt);
+}
+
+static void f_bytes(struct pbf *f, uint32_t field, const void *p, size_t n)
+{
+	f_tag(f, field, 2);
+	f_varint(f, n);
+	f_raw(f, p, n);
+}
+
+static void f_fixed64(struct pbf *f, uint32_t field, uint64_t v)
+{
+	uint8_t t[8];
+	for (int i = 0; i < 8; i++)
+		t[i] = (uint8_t)(v >> (8 * i));
+	f_tag(f, field, 1);
+	f_raw(f, t, 8);
+}
+
+/* The length of the longest valid UTF-8 sequence at @p p (0: not one). */
+static size_t utf8_seq(const uint8_t *p, size_t n)
+{
+	uint8_t c = p[0];
+	if (c < 0x80)
+		return 1;
+	size_t k;
+	uint32_t min;
+	if ((c & 0xe0) == 0xc0) {
+		k = 2;
+		min = 0x80;
+	} else if ((c & 0xf0) == 0xe0) {
+		k = 3;
+		min = 0x800;
+	} else if ((c & 0xf8) == 0xf0) {
+		k = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (k > n)
+		return 0;
+	uint32_t cp = c & (0x7f >> k);
+	for (size_t i = 1; i < k; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return k;
+}
+
+/* A string field whose bytes that are not UTF-8 become '?' (a protobuf
+ * string must be UTF-8: a collector refuses the whole export otherwise,
+ * and the values come from clients). */
+static void f_utf8(struct pbf *f, uint32_t field, const char *s, size_t n)
+{
+	f_tag(f, field, 2);
+	f_varint(f, n);
+	if (f->err || n > f->cap - f->n) {
+		f->err = true;
+		return;
+	}
+	const uint8_t *p = (const uint8_t *)s;
+	uint8_t *o = f->b + f->n;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq(p + i, n - i);
+		if (!k) {
+			o[i++] = '?';
+			continue;
+		}
+		memcpy(o + i, p + i, k);
+		i += k;
+	}
+	f->n += n;
+}
+
+/* KeyValue{key, value: AnyValue{string_value}} as field @p field */
+static size_t kv_size(const struct http_otel_kv *kv)
+{
+	size_t any = 1 + vsize(kv->vl) + kv->vl;
+	return 1 + vsize(kv->kl) + kv->kl + 1 + vsize(any) + any;
+}
+
+static void f_kv(struct pbf *f, uint32_t field, const struct http_otel_kv *kv)
+{
+	size_t any = 1 + vsize(kv->vl) + kv->vl;
+	f_tag(f, field, 2);
+	f_varint(f, kv_size(kv));
+	f_utf8(f, 1, kv->k, kv->kl);
+	f_tag(f, 2, 2);
+	f_varint(f, any);
+	f_utf8(f, 1, kv->v, kv->vl);
+}
+
+size_t http_otel_span_encode(uint8_t *out, size_t cap, const struct http_otel_span *sp,
+			     const char *name, size_t name_len, uint64_t start_ns, uint64_t end_ns,
+			     const struct http_otel_kv *kv, unsigned n)
+{
+	struct pbf f = {out, 0, cap, false};
+	f_bytes(&f, 1, sp->trace_id, 16);
+	f_bytes(&f, 2, sp->span_id, 8);
+	if (sp->tracestate_len)
+		f_utf8(&f, 3, sp->tracestate, sp->tracestate_len);
+	if (sp->has_parent)
+		f_bytes(&f, 4, sp->parent_id, 8);
+	f_utf8(&f, 5, name, name_len);
+	f_tag(&f, 6, 0);
+	f_varint(&f, 2); /* SPAN_KIND_SERVER */
+	f_fixed64(&f, 7, start_ns);
+	f_fixed64(&f, 8, end_ns);
+	for (unsigned i = 0; i < n; i++)
+		f_kv(&f, 9, &kv[i]);
+	return f.err ? 0 : f.n;
+}
+
+size_t http_otel_export_encode(uint8_t *out, size_t cap, const char *svc, size_t svc_len,
+			       const uint8_t *spans, size_t len)
+{
+	/* ExportTraceServiceRequest{1: ResourceSpans{1: Resource{1:
+	 * KeyValue service.name}, 2: ScopeSpans{2: spans}}} */
+	struct http_otel_kv sn = {"service.name", svc, 12, (uint32_t)svc_len};
+	size_t kvn = kv_size(&sn);
+	size_t res = 1 + vsize(kvn) + kvn;
+	size_t scope = len;
+	size_t rs = 1 + vsize(res) + res + 1 + vsize(scope) + scope;
+	size_t req = 1 + vsize(rs) + rs;
+	if (req > UINT32_MAX)
+		return 0;
+	struct pbf f = {out, 0, cap, false};
+	uint8_t hdr[5] = {0, (uint8_t)(req >> 24), (uint8_t)(req >> 16), (uint8_t)(req >> 8),
+			  (uint8_t)req};
+	f_raw(&f, hdr, 5);
+	f_tag(&f, 1, 2);
+	f_varint(&f, rs);
+	f_tag(&f, 1, 2);
+	f_varint(&f, res);
+	f_kv(&f, 1, &sn);
+	f_tag(&f, 2, 2);
+	f_varint(&f, scope);
+	f_raw(&f, spans, len);
+	return f.err ? 0 : f.n;
+}
+
+/* ---- per request ---------------------------------------------------------------------------- */
+
+/* The first value of header @p name (@p nl bytes, lower case) in @p m. */
+static const struct arn_h1_header *hdr_find(const struct arn_h1_msg *m, const char *name, size_t nl)
+{
+	for (int i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *h = &m->hdrs[i];
+		if (h->name_len == nl && arn_h1_eq_nocase(h->name, nl, name, nl))
+			return h;
+	}
+	return NULL;
+}
+
+static void rand_bytes(struct http_worker *w, uint8_t *p, size_t n)
+{
+	while (n) {
+		uint64_t r = http_rand(w);
+		size_t k = n < 8 ? n : 8;
+		memcpy(p, &r, k);
+		p += k;
+		n -= k;
+	}
+}
+
+/* The request's trace decision and span (Envoy's traceRequest): @p rid
+ * the x-request-id it has (NULL: none). Sets st->otel (a span) or
+ * st->otel_bad (a malformed traceparent: Envoy's NullSpan, none). */
+static void start(struct http_stream *st, bool edge, const char *rid, uint32_t rid_len)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	const struct arn_cfg_tracing *t = hc->hcm->tracing;
+	const struct arn_h1_msg *m = &st->req.m;
+	struct http_otel_span *sp = &st->res->otel;
+	const struct arn_h1_header *tp = hdr_find(m, "traceparent", 11);
+	sp->has_parent = false;
+	sp->tracestate = NULL;
+	sp->tracestate_len = 0;
+	if (tp && http_otel_tp_parse(tp->value, tp->value_len, sp->trace_id, sp->parent_id,
+				     &sp->sampled) != 0)
+		st->otel_bad = true;
+	bool changed = false;
+	enum http_otel_status s = http_otel_decide(
+	    t, st->route ? st->route->trace : NULL, rid, rid_len,
+	    hdr_find(m, "x-client-trace-id", 17) != NULL,
+	    !edge && hdr_find(m, "x-envoy-force-trace", 19) != NULL, http_rand(w), &changed);
+	sp->status = (uint8_t)s;
+	sp->changed = changed;
+	if (st->otel_bad)
+		return;
+	if (tp) {
+		sp->has_parent = true;
+		const struct arn_h1_header *ts = hdr_find(m, "tracestate", 10);
+		if (ts) {
+			sp->tracestate = ts->value;
+			sp->tracestate_len = ts->value_len;
+		}
+	} else {
+		rand_bytes(w, sp->trace_id, 16);
+		sp->sampled = s != HTTP_OTEL_NO_TRACE;
+	}
+	rand_bytes(w, sp->span_id, 8);
+	http_otel_tp_fmt(sp);
+	st->otel = true;
+}
+
+int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uint32_t *rid_len,
+			char *text, size_t text_cap, uint32_t *text_len, struct arn_h1_edit *e,
+			unsigned cap)
+{
+	struct http_otel_span *sp = &st->res->otel;
+	unsigned n = 0;
+	if (cap < 3)
+		return -ENOSPC;
+	if (!st->otel && !st->otel_bad) /* the first attempt decides */
+		start(st, edge, *rid, *rid_len);
+	if (sp->changed && *rid && *rid_len == RID_UUID_LEN) {
+		char *at = (char *)(uintptr_t)*rid;
+		if (at >= text && at < text + *text_len) {
+			at[RID_TRACE_POS] = status_char[sp->status]; /* generated here */
+		} else {
+			if ((size_t)*text_len + RID_UUID_LEN + 1 > text_cap)
+				return -ENOSPC;
+			char *v = text + *text_len;
+			memcpy(v, *rid, RID_UUID_LEN);
+			v[RID_TRACE_POS] = status_char[sp->status];
+			v[RID_UUID_LEN] = 0;
+			*text_len += RID_UUID_LEN + 1;
+			e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
+						      .id1 = ARN_H1_H_X_REQUEST_ID + 1,
+						      .name = "x-request-id",
+						      .name_len = 12,
+						      .value = v,
+						      .value_len = RID_UUID_LEN};
+			*rid = v;
+		}
+	}
+	if (!st->otel)
+		return (int)n;
+	e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
+				      .id1 = ARN_H1_H_OTHER + 1,
+				      .name = "traceparent",
+				      .name_len = 11,
+				      .value = sp->tp,
+				      .value_len = HTTP_OTEL_TP_LEN};
+	if (sp->tracestate_len)
+		e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
+					      .id1 = ARN_H1_H_OTHER + 1,
+					      .name = "tracestate",
+					      .name_len = 10,
+					      .value = sp->tracestate,
+					      .value_len = sp->tracestate_len};
+	else
+		e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_REMOVE,
+					      .id1 = ARN_H1_H_OTHER + 1,
+					      .name = "tracestate",
+					      .name_len = 10};
+	return (int)n;
+}
+
+/* ---- the worker's queue and exporter ------------------------------------------------------- */
+
+#define OTEL_PATH "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+#define OTEL_SPAN_MAX (16 * 1024) /* one span's bytes; a longer one is dropped */
+#define OTEL_OUT_MAX (HTTP_OTEL_QUEUE_BYTES + ARN_CFG_TRACE_TAG_VALUE_MAX + 64)
+
+struct http_otel_worker {
+	/* the sub-requests' connection: only its worker and local address
+	 * are read (http_subreq.c) */
+	struct http_conn hc;
+	struct http_subreq sr;
+	struct http_timer timer;
+	/* the queued spans' HCM tracing, in the pinned listener lsn */
+	const struct arn_cfg_listener *lsn;
+	const struct arn_cfg_tracing *t;
+	/* the export in flight's, pinned until it is over */
+	const struct arn_cfg_listener *out_lsn;
+	struct http_subreq_header h[ARN_CFG_TRACE_MD_MAX + 3];
+	char tmo[16];
+	uint32_t qn;
+	size_t qlen, outlen;
+	bool busy;
+	int grpc_status; /* -1: none yet */
+	uint8_t span[OTEL_SPAN_MAX];
+	uint8_t q[HTTP_OTEL_QUEUE_BYTES];
+	uint8_t out[OTEL_OUT_MAX];
+};
+
+static struct arn_stats_scope *g_otel_stats;
+
+void http_otel_module_init(void)
+{
+	if (!g_otel_stats)
+		g_otel_stats = arn_stats_scope_get(&arn_stats_otel_schema, NULL, NULL);
+}
+
+static void otel_count(struct http_worker *w, unsigned stat, uint64_t n)
+{
+	if (g_otel_stats && n)
+		arn_stats_add(g_otel_stats, w->slot, stat, n);
+}
+
+static void export_over(struct http_otel_worker *o, bool ok)
+{
+	if (!ok)
+		otel_count(o->hc.w, ARN_OTEL_exports_failed, 1);
+	o->busy = false;
+	if (o->out_lsn)
+		arn_cfg_unpin(o->out_lsn);
+	o->out_lsn = NULL;
+}
+
+static void grpc_status_of(struct http_otel_worker *o, const struct arn_h1_header *h, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (h[i].name_len == 11 && arn_h1_eq_nocase(h[i].name, 11, "grpc-status", 11))
+			o->grpc_status = h[i].value_len == 1 && h[i].value[0] == '0' ? 0 : 1;
+}
+
+static void ex_head(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct http_otel_worker *o = sr->user;
+	if (m->status != 200)
+		o->grpc_status = 1;
+	else
+		grpc_status_of(o, m->hdrs, (unsigned)m->n_hdrs); /* trailers-only */
+}
+
+static void ex_body(struct http_subreq *sr, const char *d, size_t n)
+{
+	(void)sr, (void)d, (void)n; /* ExportTraceServiceResponse: partial_success only */
+}
+
+static void ex_trailers(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	grpc_status_of(sr->user, m->trailers, (unsigned)m->n_trailers);
+}
+
+static void ex_end(struct http_subreq *sr)
+{
+	struct http_otel_worker *o = sr->user;
+	export_over(o, o->grpc_status == 0);
+}
+
+static void ex_failed(struct http_subreq *sr, const char *why)
+{
+	(void)why;
+	export_over(sr->user, false);
+}
+
+static const struct http_subreq_ops ex_ops = {
+    .on_head = ex_head,
+    .on_body = ex_body,
+    .on_end = ex_end,
+    .on_trailers = ex_trailers,
+    .on_failed = ex_failed,
+};
+
+/* Export the queued spans (nothing while one is in flight or none wait). */
+static void flush(struct http_otel_worker *o)
+{
+	struct http_worker *w = o->hc.w;
+	const struct arn_cfg_tracing *t = o->t;
+	if (o->busy || !o->qn || !t)
+		return;
+	size_t len = http_otel_export_encode(o->out, sizeof(o->out), t->service_name,
+					     t->service_name_len, o->q, o->qlen);
+	uint32_t n = o->qn;
+	o->qn = 0;
+	o->qlen = 0;
+	if (!len) {
+		otel_count(w, ARN_OTEL_spans_dropped, n);
+		return;
+	}
+	unsigned k = 0;
+	o->h[k++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
+	o->h[k++] = (struct http_subreq_header){"te", "trailers", 2, 8};
+	if (t->timeout_ms) {
+		int tl = snprintf(o->tmo, sizeof(o->tmo), "%um", t->timeout_ms);
+		o->h[k++] = (struct http_subreq_header){"grpc-timeout", o->tmo, 12, (size_t)tl};
+	}
+	for (size_t i = 0; i < t->n_md; i++)
+		o->h[k++] = (struct http_subreq_header){t->md[i].name, t->md[i].value,
+							t->md[i].name_len, t->md[i].value_len};
+	memset(&o->sr, 0, sizeof(o->sr));
+	o->sr.host = t->authority ? t->authority : t->cluster.name;
+	o->sr.host_len = t->authority ? t->authority_len : t->cluster.len;
+	o->grpc_status = -1;
+	o->outlen = len;
+	/* an export waits at most its timeout, else the flush interval: a
+	 * collector that never answers holds one export, not the queue */
+	uint32_t tmo = t->timeout_ms ? t->timeout_ms : HTTP_OTEL_FLUSH_MS;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	o->busy = true;
+	o->out_lsn = o->lsn;
+	arn_cfg_pin(o->out_lsn);
+	int rc = http_subreq_start(&o->sr, &o->hc, g, &t->cluster, OTEL_PATH, sizeof(OTEL_PATH) - 1,
+				   o->h, k, (const char *)o->out, len, tmo, &ex_ops, o);
+	if (rc != 0) {
+		otel_count(w, ARN_OTEL_spans_dropped, n);
+		export_over(o, false);
+		return;
+	}
+	otel_count(w, ARN_OTEL_spans_sent, n);
+}
+
+static void flush_timer(struct http_timer *tm)
+{
+	struct http_otel_worker *o =
+	    (struct http_otel_worker *)((char *)tm - offsetof(struct http_otel_worker, timer));
+	struct http_worker *w = o->hc.w;
+	otel_count(w, ARN_OTEL_timer_flushed, 1);
+	flush(o);
+	if (o->qn || o->busy)
+		http_timer_arm(w, &o->timer, HTTP_OTEL_FLUSH_MS);
+}
+
+/* Queue @p len bytes of a span of @p t (listener @p l). */
+static void enqueue(struct http_otel_worker *o, const struct arn_cfg_listener *l, uint32_t hc_laddr,
+		    const struct arn_cfg_tracing *t, const uint8_t *span, size_t len)
+{
+	struct http_worker *w = o->hc.w;
+	/* the export's local address: a listener's of this worker, as a
+	 * client's connection lends its own to ext_authz's checks */
+	o->hc.laddr = hc_laddr;
+	if (o->t != t) {
+		/* another configuration's spans go in another export */
+		flush(o);
+		if (o->qn) { /* one in flight: the others cannot wait */
+			otel_count(w, ARN_OTEL_spans_dropped, o->qn);
+			o->qn = 0;
+			o->qlen = 0;
+		}
+		if (o->lsn)
+			arn_cfg_unpin(o->lsn);
+		arn_cfg_pin(l);
+		o->lsn = l;
+		o->t = t;
+	}
+	/* ScopeSpans.spans: tag, length, span */
+	size_t need = 1 + vsize(len) + len;
+	if (o->qn >= HTTP_OTEL_QUEUE_SPANS || need > sizeof(o->q) - o->qlen) {
+		otel_count(w, ARN_OTEL_spans_dropped, 1);
+		return;
+	}
+	struct pbf f = {o->q, o->qlen, sizeof(o->q), false};
+	f_bytes(&f, 2, span, len);
+	o->qlen = f.n;
+	o->qn++;
+	if (o->qn >= HTTP_OTEL_MIN_FLUSH_SPANS)
+		flush(o);
+	if (!o->timer.armed)
+		http_timer_arm(w, &o->timer, HTTP_OTEL_FLUSH_MS);
+}
+
+static const char *const rf_short[] = {
+#define ARN_RESPONSE_FLAG(id, s, l) s,
+#include "arn_response_flags.def"
+#undef ARN_RESPONSE_FLAG
+};
+
+/* %RESPONSE_FLAGS%'s short form, "-" for none (Envoy's toShortString) */
+static size_t flags_short(uint32_t f, char *o, size_t cap)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < sizeof(rf_short) / sizeof(rf_short[0]); i++) {
+		if (!(f & (1u << i)))
+			continue;
+		size_t k = strlen(rf_short[i]);
+		if (n + k + 1 > cap)
+			break;
+		if (n)
+			o[n++] = ',';
+		memcpy(o + n, rf_short[i], k);
+		n += k;
+	}
+	if (!n)
+		o[n++] = '-';
+	return n;
+}
+
+static size_t ip_fmt(char *o, size_t cap, uint32_t a)
+{
+	int n = snprintf(o, cap, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* A custom tag's value: empty ones are not set (CustomTagBase::apply). */
+static bool tag_value(const struct arn_cfg_trace_tag *tg, const struct arn_h1_msg *m,
+		      struct http_otel_kv *kv)
+{
+	kv->k = tg->tag;
+	kv->kl = tg->tag_len;
+	kv->v = tg->value;
+	kv->vl = tg->value_len;
+	if (tg->kind == ARN_CFG_TRACE_TAG_HEADER) {
+		const struct arn_h1_header *h = hdr_find(m, tg->header, tg->header_len);
+		if (h) {
+			kv->v = h->value;
+			kv->vl = h->value_len;
+		}
+	}
+	return kv->vl != 0;
+}
+
+#define MAX_TAGS (20 + 2 * ARN_CFG_TRACE_TAGS_MAX)
+
+void http_otel_finish(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	struct http_otel_worker *o = w->otel;
+	const struct arn_cfg_tracing *t = hc->hcm ? hc->hcm->tracing : NULL;
+	struct http_otel_span *sp = &st->res->otel;
+	if (!t || !o || !hc->lsn)
+		return;
+	/* a request answered before it went upstream (no route, a filter's
+	 * or the router's local reply) starts its span here, with the id it
+	 * has (Envoy starts every request's at its head; the x-request-id
+	 * Arion generates is made with the upstream request's edits) */
+	if (!st->otel && !st->otel_bad)
+		start(st, hc->hcm->use_remote_address, st->request_id, st->request_id_len);
+	if (!st->otel)
+		return;
+	st->otel = false;
+	if (!sp->sampled)
+		return; /* Envoy's Span::finishSpan sends only a sampled span */
+	struct arn_access_record rec;
+	http_access_record(st, &rec);
+	const struct arn_h1_msg *m = &st->req.m;
+	struct http_otel_kv kv[MAX_TAGS];
+	unsigned n = 0;
+#define KV(key, val, len)                                                                          \
+	kv[n++] = (struct http_otel_kv){key, val, sizeof(key) - 1, (uint32_t)(len)}
+	KV("node_id", "", 0);
+	KV("zone", "", 0);
+	if (st->request_id)
+		KV("guid:x-request-id", st->request_id, st->request_id_len);
+	/* http.url: scheme "://" host path (bounded) */
+	size_t plen = rec.path.len < t->max_path_tag_length ? rec.path.len : t->max_path_tag_length;
+	char *u = (char *)st->res->text + st->text_len;
+	size_t ucap = HTTP_TEXT - st->text_len, ul = 0;
+	if (rec.scheme.len + 3 + rec.authority.len + plen <= ucap) {
+		memcpy(u, rec.scheme.p, rec.scheme.len);
+		memcpy(u + rec.scheme.len, "://", 3);
+		memcpy(u + rec.scheme.len + 3, rec.authority.p, rec.authority.len);
+		memcpy(u + rec.scheme.len + 3 + rec.authority.len, rec.path.p, plen);
+		ul = rec.scheme.len + 3 + rec.authority.len + plen;
+	}
+	KV("http.url", u, ul);
+	KV("http.method", rec.method.p, rec.method.len);
+	const struct arn_h1_header *h = hdr_find(m, "x-envoy-downstream-service-cluster", 34);
+	if (h)
+		KV("downstream_cluster", h->value, h->value_len);
+	else
+		KV("downstream_cluster", "-", 1);
+	h = hdr_find(m, "user-agent", 10);
+	if (h)
+		KV("user_agent", h->value, h->value_len);
+	else
+		KV("user_agent", "-", 1);
+	KV("http.protocol", rec.protocol.p, rec.protocol.len);
+	char peer[16], up[24], rq[24], rs[24], code[12], flags[128];
+	KV("peer.address", peer, ip_fmt(peer, sizeof(peer), rec.downstream_remote.ip));
+	h = hdr_find(m, "x-client-trace-id", 17);
+	if (h)
+		KV("guid:x-client-trace-id", h->value, h->value_len);
+	for (size_t i = 0; i < t->n_tags; i++)
+		if (tag_value(&t->tags[i], m, &kv[n]))
+			n++;
+	const struct arn_cfg_route_trace *rt = st->route ? st->route->trace : NULL;
+	for (size_t i = 0; rt && i < rt->n_tags; i++)
+		if (tag_value(&rt->tags[i], m, &kv[n]))
+			n++;
+	KV("request_size", rq,
+	   (size_t)snprintf(rq, sizeof(rq), "%llu", (unsigned long long)rec.bytes_received));
+	KV("response_size", rs,
+	   (size_t)snprintf(rs, sizeof(rs), "%llu", (unsigned long long)rec.bytes_sent));
+	KV("component", "proxy", 5);
+	if (rec.upstream_host.ip) {
+		KV("upstream_cluster", rec.upstream_cluster.p, rec.upstream_cluster.len);
+		KV("upstream_cluster.name", rec.upstream_cluster.p, rec.upstream_cluster.len);
+	}
+	KV("http.status_code", code, (size_t)snprintf(code, sizeof(code), "%u", rec.response_code));
+	size_t fl = flags_short(rec.response_flags, flags, sizeof(flags));
+	KV("response_flags", flags, fl);
+	if (rec.upstream_host.ip) {
+		size_t k = ip_fmt(up, sizeof(up), rec.upstream_host.ip);
+		k += (size_t)snprintf(up + k, sizeof(up) - k, ":%u", rec.upstream_host.port);
+		KV("upstream_address", up, k);
+	}
+	if (rec.response_code == 0 || (rec.response_code >= 500 && rec.response_code < 600))
+		KV("error", "true", 4);
+#undef KV
+	/* Envoy's tags set twice keep the later value in the first's place
+	 * (Span::setTag); custom tags may name a standard one */
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = i + 1; j < n; j++)
+			if (kv[j].kl == kv[i].kl && memcmp(kv[j].k, kv[i].k, kv[i].kl) == 0) {
+				kv[i].v = kv[j].v;
+				kv[i].vl = kv[j].vl;
+				memmove(&kv[j], &kv[j + 1], (n - j - 1) * sizeof(kv[0]));
+				n--;
+				j--;
+			}
+	const char *name = rt && rt->operation ? rt->operation : "ingress";
+	size_t name_len = rt && rt->operation ? rt->operation_len : 7;
+	uint64_t start = (uint64_t)rec.start_time_us * 1000;
+	uint64_t end = start + rec.duration_us * 1000;
+	size_t len =
+	    http_otel_span_encode(o->span, sizeof(o->span), sp, name, name_len, start, end, kv, n);
+	if (!len) {
+		otel_count(w, ARN_OTEL_spans_dropped, 1);
+		return;
+	}
+	enqueue(o, hc->lsn, hc->laddr, t, o->span, len);
+}
+
+int http_otel_worker_init(struct http_worker *w)
+{
+	struct http_otel_worker *o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->hc.w = w;
+	o->timer.fn = flush_timer;
+	w->otel = o;
+	return 0;
+}
+
+void http_otel_worker_fini(struct http_worker *w)
+{
+	struct http_otel_worker *o = w->otel;
+	if (!o)
+		return;
+	if (o->busy)
+		http_subreq_cancel(&o->sr);
+	http_timer_cancel(&o->timer);
+	if (o->out_lsn)
+		arn_cfg_unpin(o->out_lsn);
+	if (o->lsn)
+		arn_cfg_unpin(o->lsn);
+	free(o);
+	w->otel = NULL;
+}
