@@ -1328,6 +1328,10 @@ static void write_resp_head(struct http_stream *st)
 		return;
 	}
 	n += k;
+	/* HCM tracing: a route decorator's operation propagated */
+	if (unlikely(hc->hcm && hc->hcm->tracing) && n < MAX_EDITS - 2 &&
+	    http_otel_resp_header(st, &e[n]))
+		n++;
 	/* A response that starts before its request has been read whole ends
 	 * the connection (the rest of the request is not read once the
 	 * response is done); say so in the head, as Envoy does. */

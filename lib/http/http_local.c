@@ -15,6 +15,7 @@
 #include "http_grpc_stats.h"
 #include "http_gw_stream.h"
 #include "http_local.h"
+#include "http_otel.h"
 #include "http_local_reply.h"
 #include "http_stream.h"
 #include "http_upstream.h"
@@ -304,6 +305,14 @@ static void local_reply(struct http_stream *st, unsigned status, const char *bod
 		n_extra += (unsigned)k;
 	}
 	if (n_extra < MAX_EDITS && http_hc_fail_header(st, &more[n_extra])) {
+		if (n_extra && extra != more)
+			memcpy(more, extra, n_extra * sizeof(*extra));
+		extra = more;
+		n_extra++;
+	}
+	/* HCM tracing: a route decorator's operation propagated */
+	if (unlikely(hc->hcm && hc->hcm->tracing) && n_extra < MAX_EDITS &&
+	    http_otel_resp_header(st, &more[n_extra])) {
 		if (n_extra && extra != more)
 			memcpy(more, extra, n_extra * sizeof(*extra));
 		extra = more;

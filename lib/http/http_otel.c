@@ -392,6 +392,12 @@ static void start(struct http_stream *st, bool edge, const char *rid, uint32_t r
 	const struct arn_h1_msg *m = &st->req.m;
 	struct http_otel_span *sp = &st->res->otel;
 	const struct arn_h1_header *tp = hdr_find(m, "traceparent", 11);
+	/* an ingress request's x-envoy-decorator-operation names its span
+	 * (and is not sent on) */
+	const struct arn_h1_header *op = hdr_find(m, "x-envoy-decorator-operation", 27);
+	sp->op = op ? op->value : NULL;
+	sp->op_len = op ? op->value_len : 0;
+	sp->op_hdr = op != NULL;
 	sp->has_parent = false;
 	sp->tracestate = NULL;
 	sp->tracestate_len = 0;
@@ -429,7 +435,7 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 {
 	struct http_otel_span *sp = &st->res->otel;
 	unsigned n = 0;
-	if (cap < 3)
+	if (cap < 4)
 		return -ENOSPC;
 	if (!st->otel && !st->otel_bad) /* the first attempt decides */
 		start(st, edge, *rid, *rid_len);
@@ -454,6 +460,11 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 			*rid = v;
 		}
 	}
+	if (sp->op_hdr)
+		e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_REMOVE,
+					      .id1 = ARN_H1_H_OTHER + 1,
+					      .name = "x-envoy-decorator-operation",
+					      .name_len = 27};
 	if (!st->otel)
 		return (int)n;
 	e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
@@ -822,8 +833,10 @@ void http_otel_finish(struct http_stream *st)
 				n--;
 				j--;
 			}
-	const char *name = rt && rt->operation ? rt->operation : "ingress";
-	size_t name_len = rt && rt->operation ? rt->operation_len : 7;
+	/* the request's x-envoy-decorator-operation (not empty), else the
+	 * route's decorator, else Envoy's ingress operation name */
+	const char *name = sp->op_len ? sp->op : rt && rt->operation ? rt->operation : "ingress";
+	size_t name_len = sp->op_len ? sp->op_len : rt && rt->operation ? rt->operation_len : 7;
 	uint64_t start = (uint64_t)rec.start_time_us * 1000;
 	uint64_t end = start + rec.duration_us * 1000;
 	size_t len =
@@ -860,4 +873,23 @@ void http_otel_worker_fini(struct http_worker *w)
 		arn_cfg_unpin(o->lsn);
 	free(o);
 	w->otel = NULL;
+}
+
+bool http_otel_resp_header(const struct http_stream *st, struct arn_h1_edit *e)
+{
+	const struct arn_cfg_route_trace *rt = st->route ? st->route->trace : NULL;
+	if (!rt || !rt->operation || !rt->propagate)
+		return false;
+	/* a request that named its operation gets none back (Envoy clears
+	 * its decorated operation) */
+	const struct arn_h1_header *op = hdr_find(&st->req.m, "x-envoy-decorator-operation", 27);
+	if (op && op->value_len)
+		return false;
+	*e = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
+				  .id1 = ARN_H1_H_OTHER + 1,
+				  .name = "x-envoy-decorator-operation",
+				  .name_len = 27,
+				  .value = rt->operation,
+				  .value_len = rt->operation_len};
+	return true;
 }

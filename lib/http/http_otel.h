@@ -53,6 +53,11 @@ struct http_otel_span {
 	uint8_t status;		/* enum http_otel_status */
 	const char *tracestate; /* the request's first tracestate (parent's) */
 	uint32_t tracestate_len;
+	/* the request's x-envoy-decorator-operation (into the request):
+	 * the span's name when not empty; op_hdr: present, removed upstream */
+	const char *op;
+	uint32_t op_len;
+	bool op_hdr;
 	char tp[HTTP_OTEL_TP_LEN + 1]; /* the traceparent sent upstream */
 };
 
@@ -126,6 +131,13 @@ size_t http_otel_export_encode(uint8_t *out, size_t cap, const char *svc, size_t
 int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uint32_t *rid_len,
 			char *text, size_t text_cap, uint32_t *text_len, struct arn_h1_edit *e,
 			unsigned cap);
+
+/**
+ * The response's x-envoy-decorator-operation (Envoy's ingress
+ * propagation): the route's decorator operation with propagate, unless
+ * the request named its own. @return true with @p e set.
+ */
+bool http_otel_resp_header(const struct http_stream *st, struct arn_h1_edit *e);
 
 /** The stream ends with its span started: finish it into the worker's queue. */
 void http_otel_finish(struct http_stream *st);
