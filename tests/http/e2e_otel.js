@@ -1,0 +1,88 @@
+// The OTLP collector of tests/http/e2e_otel.sh: a @grpc/grpc-js server of
+// opentelemetry.proto.collector.trace.v1.TraceService read from
+// OpenTelemetry's .protos (tests/http/otel_proto), so the spans Arion's
+// hand-made ExportTraceServiceRequest carries are decoded by another
+// implementation.
+//
+//   node e2e_otel.js ADDR PORT LOG
+//
+// Each span is a line of LOG (JSON: ids in hex, name, kind, times,
+// attributes, the resource's service.name, the export's span count).
+// On PORT + 1 an HTTP upstream answers "tp=<traceparent> ts=<tracestate>
+// rid=<x-request-id> op=<x-envoy-decorator-operation>" ('-' for an absent one); on PORT + 2 a TCP server
+// accepts and never answers (a collector that hangs).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const nm = path.join(__dirname, '../xds/peer/node_modules');
+const grpc = require(path.join(nm, '@grpc/grpc-js'));
+const pl = require(path.join(nm, '@grpc/proto-loader'));
+
+const def = pl.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto', {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  bytes: Buffer,
+  defaults: false,
+  oneofs: true,
+  includeDirs: [path.join(__dirname, 'otel_proto')],
+});
+const svc = grpc.loadPackageDefinition(def).opentelemetry.proto.collector.trace.v1
+  .TraceService.service;
+const [addr, port, log] = process.argv.slice(2);
+
+function attrs(l) {
+  const o = {};
+  for (const kv of l || []) o[kv.key] = kv.value ? kv.value[kv.value.value] : null;
+  return o;
+}
+
+function exportSpans(call, cb) {
+  const req = call.request;
+  let n = 0;
+  for (const rs of req.resource_spans || [])
+    for (const ss of rs.scope_spans || []) n += (ss.spans || []).length;
+  for (const rs of req.resource_spans || []) {
+    const res = attrs(rs.resource && rs.resource.attributes);
+    for (const ss of rs.scope_spans || [])
+      for (const s of ss.spans || [])
+        fs.appendFileSync(log, JSON.stringify({
+          trace_id: Buffer.from(s.trace_id || []).toString('hex'),
+          span_id: Buffer.from(s.span_id || []).toString('hex'),
+          parent: Buffer.from(s.parent_span_id || []).toString('hex'),
+          trace_state: s.trace_state || '',
+          name: s.name,
+          kind: s.kind,
+          start: s.start_time_unix_nano,
+          end: s.end_time_unix_nano,
+          attrs: attrs(s.attributes),
+          service: res['service.name'],
+          batch: n,
+          ct: call.metadata.get('content-type').map(String),
+          tenant: call.metadata.get('x-tenant').map(String),
+        }) + '\n');
+  }
+  cb(null, {});
+}
+
+require('http')
+  .createServer((q, r) => {
+    const h = q.headers;
+    r.end('tp=' + (h.traceparent || '-') + ' ts=' + (h.tracestate || '-') + ' rid=' +
+      (h['x-request-id'] || '-') + ' op=' + (h['x-envoy-decorator-operation'] || '-') + '\n');
+  })
+  .listen(Number(port) + 1, addr);
+
+const held = [];
+require('net').createServer((c) => held.push(c)).listen(Number(port) + 2, addr);
+
+const s = new grpc.Server();
+s.addService(svc, { Export: exportSpans });
+s.bindAsync(`${addr}:${port}`, grpc.ServerCredentials.createInsecure(), (err) => {
+  if (err) {
+    console.error(err);
+    process.exit(1);
+  }
+  if (s.start) s.start();
+  console.log('listening');
+});
