@@ -887,6 +887,11 @@ struct arn_cfg_hcm {
 	uint32_t max_connection_duration_ms; /* 0: none */
 	bool add_user_agent;
 	bool skip_xff_append;
+	/* forward_client_cert_details (enum arn_cfg_fcc; SANITIZE, 0, is
+	 * Envoy's default) and set_current_client_cert_details (bits
+	 * ARN_CFG_FCC_D_*): lib/http/http_router.c, http_xfcc.c */
+	uint8_t fcc;
+	uint8_t fcc_details;
 	bool always_set_request_id_in_response;
 	bool stream_error_on_invalid_http_message;
 	bool strip_trailing_host_dot;
@@ -964,6 +969,22 @@ struct arn_cfg_cidr {
 	uint32_t addr; /* host order, masked */
 	uint8_t len;
 };
+
+/* HttpConnectionManager.forward_client_cert_details, Envoy's values */
+enum arn_cfg_fcc {
+	ARN_CFG_FCC_SANITIZE = 0,
+	ARN_CFG_FCC_FORWARD_ONLY,
+	ARN_CFG_FCC_APPEND_FORWARD,
+	ARN_CFG_FCC_SANITIZE_SET,
+	ARN_CFG_FCC_ALWAYS_FORWARD_ONLY,
+};
+/* set_current_client_cert_details: what the element adds after By= and
+ * Hash=, in this order (Envoy's) */
+#define ARN_CFG_FCC_D_CERT 1u
+#define ARN_CFG_FCC_D_CHAIN 2u
+#define ARN_CFG_FCC_D_SUBJECT 4u
+#define ARN_CFG_FCC_D_URI 8u
+#define ARN_CFG_FCC_D_DNS 16u
 
 /* The L4 filters (tcp_proxy, RBAC, rate and connection limits). */
 #include "arn_config_l4.h"

@@ -282,7 +282,8 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	    "id,always_set_request_id_in_response,normalize_path,merge_slashes,strip_matching_"
 	    "host_port,strip_any_host_port,stream_error_on_invalid_http_message,strip_"
 	    "trailing_host_dot,path_with_escaped_slashes_action,scoped_routes,upgrade_configs,"
-	    "http2_protocol_options,local_reply_config,tracing");
+	    "http2_protocol_options,local_reply_config,tracing,"
+	    "forward_client_cert_details,set_current_client_cert_details");
 	/* scoped_routes is listed so that arn_rules_hcm() alone reports it */
 	upb_StringView sp = pb_str(h, "stat_prefix");
 	if (sp.size == 0)
@@ -580,6 +581,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	pb_wrapped_bool(h, "add_user_agent", &aua);
 	out->add_user_agent = aua;
 	out->skip_xff_append = pb_bool(h, "skip_xff_append");
+	conv_hcm_client(c, h, out);
 	out->always_set_request_id_in_response = pb_bool(h, "always_set_request_id_in_response");
 	bool seo = false;
 	pb_wrapped_bool(h, "stream_error_on_invalid_http_message", &seo);

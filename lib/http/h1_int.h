@@ -513,6 +513,8 @@ static inline __attribute__((always_inline)) enum arn_h1_hdr_id h1_hdr_lookup(co
 		return (s[0] | 0x20) == 't' ? H(TRANSFER_ENCODING) : H(X_FORWARDED_PROTO);
 	case 21:
 		return H(X_ENVOY_ORIGINAL_PATH);
+	case 23:
+		return H(X_FORWARDED_CLIENT_CERT);
 	default:
 		return ARN_H1_H_OTHER;
 	}

@@ -678,6 +678,7 @@ struct http_req_ctx {
 	uint32_t laddr;
 	uint16_t lport;
 	bool tls;
+	bool mtls;	  /* the client presented a certificate (x-forwarded-client-cert) */
 	const char *host; /* Host to send (after stripping / rewriting), or NULL: keep */
 	uint32_t host_len;
 	bool path_rewritten;

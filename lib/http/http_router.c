@@ -593,6 +593,20 @@ static int __attribute__((noinline)) xfh_edit(struct edits *ed, const struct arn
 			    host, hlen);
 }
 
+/* forward_client_cert_details for a request that brought its own
+ * x-forwarded-client-cert (Envoy's mutateXfccRequestHeader): every mode
+ * but ALWAYS_FORWARD_ONLY removes it from a connection whose client
+ * presented no certificate, SANITIZE from every connection. Out of line:
+ * few requests carry one. */
+static int __attribute__((noinline))
+xfcc_edits(struct edits *ed, const struct arn_cfg_hcm *h, bool mtls)
+{
+	if (h->fcc == ARN_CFG_FCC_ALWAYS_FORWARD_ONLY || (mtls && h->fcc != ARN_CFG_FCC_SANITIZE))
+		return 0;
+	return edit_push_id(ed, ARN_H1_EDIT_REMOVE, ARN_H1_H_X_FORWARDED_CLIENT_CERT,
+			    "x-forwarded-client-cert", 23, "", 0);
+}
+
 int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
 		   unsigned cap)
 {
@@ -604,6 +618,7 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	 * (most requests have neither: http_client_addr's walk from the
 	 * right and two arn_h1_find_id calls cost ~90 instructions) */
 	int xi = -1, ri = -1;
+	bool xfcc = false;
 	for (int i = 0; i < m->n_hdrs; i++) {
 		uint8_t id = m->hdrs[i].id;
 		if (id == ARN_H1_H_X_FORWARDED_FOR) {
@@ -611,6 +626,8 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 				xi = i;
 		} else if (id == ARN_H1_H_X_REQUEST_ID && ri < 0) {
 			ri = i;
+		} else if (id == ARN_H1_H_X_FORWARDED_CLIENT_CERT) {
+			xfcc = true;
 		}
 	}
 	bool internal = false;
@@ -692,6 +709,11 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		x->request_id = m->hdrs[ri].value;
 		x->request_id_len = m->hdrs[ri].value_len;
 	}
+	/* x-forwarded-client-cert, last as in Envoy's mutateRequestHeaders:
+	 * a request without one, on a listener that adds none (SANITIZE,
+	 * Envoy's default, and the forwarding modes), has nothing to do */
+	if (xfcc && xfcc_edits(&ed, h, x->mtls))
+		return -ENOSPC;
 	/* a compressor filter's remove_accept_encoding_header: the upstream
 	 * then sends what the filter may compress (Envoy's compressor filter
 	 * removes it in decodeHeaders; a function of the manager and the

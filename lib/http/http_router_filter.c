@@ -794,6 +794,9 @@ static void request_edit_overflow(struct http_stream *st, const char *details)
  *  - X-Forwarded-For (the client address and whether the request is
  *    internal): never kept with it, and a request that has it makes its
  *    own list.
+ *  - x-forwarded-client-cert (its removal per forward_client_cert_details
+ *    and whether the client presented a certificate, the connection's
+ *    own): a request that has it makes its own list.
  *  - x-request-id: a request's own changes no edit. With
  *    generate_request_id (Envoy's default) a request without one gets
  *    one generated (never over its own: that needs use_remote_address,
@@ -815,9 +818,13 @@ static void request_edit_overflow(struct http_stream *st, const char *details)
  * use_remote_address: no id is generated over the request's own): the
  * request's own x-request-id, or the one generated for it, set in the
  * list's edit for it (hc->re_rid). @return false when the request has
- * X-Forwarded-For, when the list has an edit for a generated id and the
- * request brings its own or the reverse (the list is another), or when
- * the text has no room for the id; then nothing is set. */
+ * X-Forwarded-For or x-forwarded-client-cert, when the list has an edit
+ * for a generated id and the request brings its own or the reverse (the
+ * list is another), or when the text has no room for the id; then
+ * nothing is set. */
+#define KEPT_IDS                                                                                   \
+	(1ull << ARN_H1_H_X_FORWARDED_FOR | 1ull << ARN_H1_H_X_FORWARDED_CLIENT_CERT |             \
+	 1ull << ARN_H1_H_X_REQUEST_ID)
 static inline bool edits_kept_outputs(struct http_conn *hc, struct http_stream *st,
 				      const struct arn_h1_msg *m)
 {
@@ -825,12 +832,15 @@ static inline bool edits_kept_outputs(struct http_conn *hc, struct http_stream *
 	uint32_t rlen = 0;
 	for (int i = m->n_hdrs - 1; i >= 0; i--) {
 		uint8_t id = m->hdrs[i].id;
-		if (id == ARN_H1_H_X_FORWARDED_FOR)
+		/* one test of the three ids for the usual field (ids are
+		 * below 64: h1_write.c); a client's x-forwarded-client-cert
+		 * has edits of its own (forward_client_cert_details) */
+		if (likely(!((1ull << id) & KEPT_IDS)))
+			continue;
+		if (id != ARN_H1_H_X_REQUEST_ID)
 			return false;
-		if (id == ARN_H1_H_X_REQUEST_ID) {
-			rid = m->hdrs[i].value;
-			rlen = m->hdrs[i].value_len;
-		}
+		rid = m->hdrs[i].value;
+		rlen = m->hdrs[i].value_len;
 	}
 	/* one test without generated ids (re_rid 0) */
 	if (hc->re_rid) {
@@ -948,6 +958,7 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	x.laddr = hc->laddr;
 	x.lport = hc->lport;
 	x.tls = hc->tls != NULL;
+	x.mtls = hc->tls && arn_tls_peer_cert_presented(hc->tls);
 	x.host = host;
 	x.host_len = host_len;
 	x.host_rewritten = host && st->route &&

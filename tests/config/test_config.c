@@ -307,5 +307,7 @@ int main(void)
 	    _cmocka_run_group_tests("conv_cresp", conv_cresp_tests, n_conv_cresp_tests, NULL, NULL);
 	fails += _cmocka_run_group_tests("conv_buffer", conv_buffer_tests, n_conv_buffer_tests,
 					 NULL, NULL);
+	fails += _cmocka_run_group_tests("conv_client", conv_client_tests, n_conv_client_tests,
+					 NULL, NULL);
 	return fails ? 1 : 0;
 }

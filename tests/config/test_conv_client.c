@@ -1,0 +1,81 @@
+/*
+ * The connection manager's client identity fields (conv_client.c):
+ * forward_client_cert_details and set_current_client_cert_details, and
+ * every refusal, each naming its field.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc.h"
+
+#define ADDR "\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\",\"port_value\":9000}}"
+#define AT(t) "\"@type\":\"type.googleapis.com/" t "\""
+#define HCM_AT                                                                                     \
+	AT("envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager")
+#define ROUTER                                                                                     \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT(                           \
+	    "envoy.extensions.filters.http.router.v3.Router") "}}"
+/* a listener whose connection manager has @p extra (members and a comma) */
+#define LSN(extra)                                                                                 \
+	"{\"name\":\"l\"," ADDR ",\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","             \
+	"\"typed_config\":{" HCM_AT ",\"stat_prefix\":\"ing\"," extra                              \
+	"\"route_config\":{\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"],"                \
+	"\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"c\"}}]}]},"            \
+	"\"http_filters\":[" ROUTER "]}}]}]}"
+
+static int setup(void **state)
+{
+	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
+	return tc_setup(state);
+}
+
+static int teardown(void **state)
+{
+	arn_config_set_features(0);
+	return tc_teardown(state);
+}
+
+static const struct arn_cfg_hcm *hcm0(void)
+{
+	const struct arn_cfg_listener *l = listener("l");
+	assert_non_null(l);
+	return l->chains[0].hcm;
+}
+
+/* SANITIZE unless set (Envoy's default); each mode Arion acts on. */
+static void test_fcc_modes(void **state)
+{
+	(void)state;
+	tc_ok(L, LSN(""));
+	assert_int_equal(hcm0()->fcc, ARN_CFG_FCC_SANITIZE);
+	assert_int_equal(hcm0()->fcc_details, 0);
+	tc_ok(L, LSN("\"forward_client_cert_details\":\"FORWARD_ONLY\","));
+	assert_int_equal(hcm0()->fcc, ARN_CFG_FCC_FORWARD_ONLY);
+	tc_ok(L, LSN("\"forward_client_cert_details\":\"ALWAYS_FORWARD_ONLY\","));
+	assert_int_equal(hcm0()->fcc, ARN_CFG_FCC_ALWAYS_FORWARD_ONLY);
+	/* details that are all false are no details */
+	tc_ok(L, LSN("\"set_current_client_cert_details\":{\"subject\":false,\"cert\":false},"));
+	assert_int_equal(hcm0()->fcc_details, 0);
+}
+
+/* Details with a mode that never writes the header would be accepted
+ * and do nothing: refused, naming the field and the mode. */
+static void test_fcc_refusals(void **state)
+{
+	(void)state;
+	tc_refused(L,
+		   LSN("\"forward_client_cert_details\":\"FORWARD_ONLY\","
+		       "\"set_current_client_cert_details\":{\"uri\":true},"),
+		   "set_current_client_cert_details: only APPEND_FORWARD and SANITIZE_SET add the "
+		   "client's certificate details; forward_client_cert_details is FORWARD_ONLY");
+	tc_refused(L, LSN("\"set_current_client_cert_details\":{\"subject\":true},"),
+		   "forward_client_cert_details is SANITIZE");
+}
+
+const struct CMUnitTest conv_client_tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    T(test_fcc_modes),
+    T(test_fcc_refusals),
+};
+const size_t n_conv_client_tests = sizeof(conv_client_tests) / sizeof(conv_client_tests[0]);
