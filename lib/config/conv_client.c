@@ -20,13 +20,6 @@ static void fcc(struct conv *c, struct pb h, struct arn_cfg_hcm *out)
 		conv_err(c, "forward_client_cert_details", "%d: unknown value", m);
 		return;
 	}
-	if (m == ARN_CFG_FCC_APPEND_FORWARD || m == ARN_CFG_FCC_SANITIZE_SET) {
-		conv_err(c, "forward_client_cert_details",
-			 "%s: not supported by Arion yet (SANITIZE, FORWARD_ONLY and "
-			 "ALWAYS_FORWARD_ONLY are)",
-			 fcc_names[m]);
-		return;
-	}
 	out->fcc = (uint8_t)m;
 	if (!pb_has(h, "set_current_client_cert_details"))
 		return;

@@ -680,6 +680,10 @@ struct http_req_ctx {
 	bool tls;
 	bool mtls;	  /* the client presented a certificate (x-forwarded-client-cert) */
 	const char *host; /* Host to send (after stripping / rewriting), or NULL: keep */
+	/* the client's x-forwarded-client-cert element (APPEND_FORWARD,
+	 * SANITIZE_SET on mTLS: http_xfcc_tls_value), or NULL */
+	const char *xfcc;
+	uint32_t xfcc_len;
 	uint32_t host_len;
 	bool path_rewritten;
 	bool host_rewritten; /* host is the route's rewrite (literal, or auto's hostname) */
@@ -720,6 +724,38 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
  * bits set) into @p out: HTTP_REQUEST_ID_LEN characters, no NUL.
  */
 void http_request_id_fmt(uint64_t hi, uint64_t lo, char out[HTTP_REQUEST_ID_LEN]);
+
+/* ---- x-forwarded-client-cert (http_xfcc.c, pure) ------------------------- */
+
+/** The parts of the current client's element; strings NUL-terminated
+ * (the PEMs @p cert_len / @p chain_len bytes), all borrowed. */
+struct http_xfcc_src {
+	const char *const *by; /* the local certificate's URI SANs */
+	size_t n_by;
+	const char *hash; /* hex SHA-256 of the peer's DER certificate, or NULL */
+	const char *cert; /* the peer's certificate, PEM, or NULL */
+	size_t cert_len;
+	const char *chain; /* the peer's chain as it sent it, PEM, or NULL */
+	size_t chain_len;
+	const char *subject;	/* RFC 2253, or NULL */
+	const char *const *uri; /* the peer's URI SANs */
+	size_t n_uri;
+	const char *const *dns; /* the peer's DNS SANs */
+	size_t n_dns;
+};
+/**
+ * The client's x-forwarded-client-cert element as Envoy writes it: By=
+ * per local URI SAN, Hash=, then per @p details (ARN_CFG_FCC_D_*) Cert=
+ * and Chain= (quoted, the PEM URL-encoded as Envoy encodes it), Subject=
+ * (quoted, even empty), URI= per SAN ("URI=" when none), DNS= per SAN,
+ * joined by ';', into @p out (no NUL).
+ * @return its length; -ENOSPC past @p cap; -EINVAL when a name has a
+ *   byte no header value may carry (NUL, CR, LF).
+ */
+int http_xfcc_value(const struct http_xfcc_src *s, unsigned details, char *out, size_t cap);
+/** @p pem URL-encoded as Envoy encodes certificates ('\n', ' ', '+',
+ * '/', '=' as %XX) into @p out (NULL: only measured). @return its length. */
+size_t http_xfcc_urlenc(const char *pem, size_t n, char *out);
 
 /** The trusted client address of @p m per the HCM's XFF rules (Envoy's
  * "downstream remote address"); also tells whether the request is internal. */

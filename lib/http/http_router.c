@@ -593,18 +593,27 @@ static int __attribute__((noinline)) xfh_edit(struct edits *ed, const struct arn
 			    host, hlen);
 }
 
-/* forward_client_cert_details for a request that brought its own
- * x-forwarded-client-cert (Envoy's mutateXfccRequestHeader): every mode
- * but ALWAYS_FORWARD_ONLY removes it from a connection whose client
- * presented no certificate, SANITIZE from every connection. Out of line:
- * few requests carry one. */
+/* forward_client_cert_details (Envoy's mutateXfccRequestHeader), for a
+ * request that brought its own x-forwarded-client-cert (@p has) or whose
+ * client's element was made (x->xfcc): every mode but ALWAYS_FORWARD_ONLY
+ * removes a client's header from a connection whose client presented no
+ * certificate, SANITIZE from every connection; on mTLS APPEND_FORWARD
+ * appends the element (after a ',') and SANITIZE_SET sets it. Out of
+ * line: few requests carry one. */
 static int __attribute__((noinline))
-xfcc_edits(struct edits *ed, const struct arn_cfg_hcm *h, bool mtls)
+xfcc_edits(struct edits *ed, const struct arn_cfg_hcm *h, const struct http_req_ctx *x, bool has)
 {
-	if (h->fcc == ARN_CFG_FCC_ALWAYS_FORWARD_ONLY || (mtls && h->fcc != ARN_CFG_FCC_SANITIZE))
+	static const char name[] = "x-forwarded-client-cert";
+	const enum arn_h1_hdr_id id = ARN_H1_H_X_FORWARDED_CLIENT_CERT;
+	if (h->fcc == ARN_CFG_FCC_ALWAYS_FORWARD_ONLY)
 		return 0;
-	return edit_push_id(ed, ARN_H1_EDIT_REMOVE, ARN_H1_H_X_FORWARDED_CLIENT_CERT,
-			    "x-forwarded-client-cert", 23, "", 0);
+	if (h->fcc == ARN_CFG_FCC_SANITIZE || !x->mtls)
+		return has ? edit_push_id(ed, ARN_H1_EDIT_REMOVE, id, name, 23, "", 0) : 0;
+	if (!x->xfcc) /* FORWARD_ONLY */
+		return 0;
+	return edit_push_id(
+	    ed, h->fcc == ARN_CFG_FCC_APPEND_FORWARD ? ARN_H1_EDIT_APPEND_VALUE : ARN_H1_EDIT_SET,
+	    id, name, 23, x->xfcc, x->xfcc_len);
 }
 
 int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
@@ -712,7 +721,7 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	/* x-forwarded-client-cert, last as in Envoy's mutateRequestHeaders:
 	 * a request without one, on a listener that adds none (SANITIZE,
 	 * Envoy's default, and the forwarding modes), has nothing to do */
-	if (xfcc && xfcc_edits(&ed, h, x->mtls))
+	if ((xfcc || x->xfcc) && xfcc_edits(&ed, h, x, xfcc))
 		return -ENOSPC;
 	/* a compressor filter's remove_accept_encoding_header: the upstream
 	 * then sends what the filter may compress (Envoy's compressor filter

@@ -25,6 +25,7 @@
 #include "http_stream.h"
 #include "http_upstream.h"
 #include "http_zero.h"
+#include "http_xfcc_tls.h"
 
 static void retry_fire(struct http_timer *t);
 static void try_timeout(struct http_timer *t);
@@ -930,6 +931,29 @@ static void edits_keep(struct http_conn *hc, const struct http_stream *st,
 	hc->re_expect = (st->req.m.flags & ARN_H1_F_EXPECT_CONTINUE) != 0;
 }
 
+/* The client's x-forwarded-client-cert element (APPEND_FORWARD,
+ * SANITIZE_SET on mTLS), first in the request's text (a list that uses
+ * the text is never kept). @return 0, or -1 when it could not be made
+ * (the request was answered: 500, as an edit list that does not fit;
+ * sent without the element, the upstream would take the client for
+ * whoever a header before it names). */
+static int __attribute__((noinline)) xfcc_make(struct http_stream *st, struct http_req_ctx *x)
+{
+	struct http_conn *hc = st->hc;
+	int k = http_xfcc_tls_value(hc->tls, hc->hcm->fcc_details, x->text, x->text_cap - 1);
+	if (k < 0) {
+		HTTP_INC(hc, rq_xfcc_failed);
+		http_local_reply_route(st, 500, NULL, 0, 0, "xfcc_failed", NULL, 0);
+		http_conn_run(hc);
+		return -1;
+	}
+	x->text[k] = 0;
+	x->xfcc = x->text;
+	x->xfcc_len = (uint32_t)k;
+	x->text_len = (uint32_t)k + 1;
+	return 0;
+}
+
 /* The request's edits made anew into @p e (MAX_EDITS slots): http_req_edits'
  * (kept for the next request when they may be: edits_keep) and a local
  * rate limit's. @return their count, or -1 when they did not fit (the
@@ -945,7 +969,7 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	/* Filled field by field: an initializer zeroes the whole context,
 	 * padding and results (which http_req_edits sets before it reads
 	 * them) too (bench_hcm: about 20 instructions a request). */
-	_Static_assert(sizeof(void *) != 8 || sizeof(struct http_req_ctx) == 168,
+	_Static_assert(sizeof(void *) != 8 || sizeof(struct http_req_ctx) == 176,
 		       "a member added to http_req_ctx is to be set here too");
 	struct http_req_ctx x;
 	x.hcm = hc->hcm;
@@ -958,7 +982,10 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	x.laddr = hc->laddr;
 	x.lport = hc->lport;
 	x.tls = hc->tls != NULL;
-	x.mtls = hc->tls && arn_tls_peer_cert_presented(hc->tls);
+	/* asked only by the modes that look at it: FORWARD_ONLY,
+	 * APPEND_FORWARD, SANITIZE_SET (1 to 3) */
+	x.mtls =
+	    hc->tls && (unsigned)(hc->hcm->fcc - 1) < 3 && arn_tls_peer_cert_presented(hc->tls);
 	x.host = host;
 	x.host_len = host_len;
 	x.host_rewritten = host && st->route &&
@@ -972,6 +999,10 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	x.text = text + st->text_len;
 	x.text_cap = HTTP_TEXT - st->text_len;
 	x.text_len = 0;
+	x.xfcc = NULL;
+	x.xfcc_len = 0;
+	if (unlikely(x.mtls) && hc->hcm->fcc != ARN_CFG_FCC_FORWARD_ONLY && xfcc_make(st, &x) < 0)
+		return -1;
 	int n = http_req_edits(&x, m, e, MAX_EDITS - 1);
 	hc->re_made++;
 	if (n < 0) {

@@ -826,6 +826,9 @@ int arn_tls_peer_validity(const struct arn_tls_conn *c, int64_t *start_s, int64_
 const struct x509_st *arn_tls_local_cert(const struct arn_tls_conn *c);
 /** The peer's leaf certificate (borrowed), or NULL. */
 const struct x509_st *arn_tls_peer_cert(const struct arn_tls_conn *c);
+/** The certificates the peer sent after its leaf (borrowed; a server's
+ * OpenSSL keeps the leaf apart), or NULL (x-forwarded-client-cert Chain=). */
+const struct stack_st_X509 *arn_tls_peer_chain(const struct arn_tls_conn *c);
 /** Plaintext bytes per record this connection writes. */
 static inline unsigned arn_tls_record_size(const struct arn_tls_conn *c)
 {

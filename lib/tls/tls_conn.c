@@ -566,6 +566,11 @@ const struct x509_st *arn_tls_peer_cert(const struct arn_tls_conn *c)
 	return c->ssl ? SSL_get0_peer_certificate(c->ssl) : NULL;
 }
 
+const struct stack_st_X509 *arn_tls_peer_chain(const struct arn_tls_conn *c)
+{
+	return c->ssl ? SSL_get_peer_cert_chain(c->ssl) : NULL;
+}
+
 const struct x509_st *arn_tls_local_cert(const struct arn_tls_conn *c)
 {
 	return c->ssl ? SSL_get_certificate(c->ssl) : NULL;

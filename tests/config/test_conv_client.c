@@ -54,6 +54,17 @@ static void test_fcc_modes(void **state)
 	assert_int_equal(hcm0()->fcc, ARN_CFG_FCC_FORWARD_ONLY);
 	tc_ok(L, LSN("\"forward_client_cert_details\":\"ALWAYS_FORWARD_ONLY\","));
 	assert_int_equal(hcm0()->fcc, ARN_CFG_FCC_ALWAYS_FORWARD_ONLY);
+	tc_ok(L, LSN("\"forward_client_cert_details\":\"SANITIZE_SET\","
+		     "\"set_current_client_cert_details\":{\"subject\":true,\"cert\":true,"
+		     "\"chain\":true,\"dns\":true,\"uri\":true},"));
+	assert_int_equal(hcm0()->fcc, ARN_CFG_FCC_SANITIZE_SET);
+	assert_int_equal(hcm0()->fcc_details, ARN_CFG_FCC_D_CERT | ARN_CFG_FCC_D_CHAIN |
+						  ARN_CFG_FCC_D_SUBJECT | ARN_CFG_FCC_D_URI |
+						  ARN_CFG_FCC_D_DNS);
+	tc_ok(L, LSN("\"forward_client_cert_details\":\"APPEND_FORWARD\","
+		     "\"set_current_client_cert_details\":{\"uri\":true},"));
+	assert_int_equal(hcm0()->fcc, ARN_CFG_FCC_APPEND_FORWARD);
+	assert_int_equal(hcm0()->fcc_details, ARN_CFG_FCC_D_URI);
 	/* details that are all false are no details */
 	tc_ok(L, LSN("\"set_current_client_cert_details\":{\"subject\":false,\"cert\":false},"));
 	assert_int_equal(hcm0()->fcc_details, 0);

@@ -4,6 +4,7 @@
  * test_router_edits_kept.c: what the upstream gets for a request that
  * carries the header, on a fresh list of edits and on a kept one.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -220,6 +221,135 @@ static void test_xfcc_modes_without_details(void **state)
 	}
 }
 
+/* ---- the element (http_xfcc_value): Envoy's test vectors ----------------------- */
+
+/* Envoy's conn_manager_utility_test.cc (MtlsAppendForwardClientCert,
+ * ...LocalSanEmpty, MtlsSanitizeSetClientCert, ...PeerSanEmpty). Their
+ * mocks list the details in the test's own order; a configuration gives
+ * them in Envoy's (convertSetCurrentClientCertDetails: Cert, Chain,
+ * Subject, URI, DNS), which is the order here. */
+static void test_xfcc_element_envoy_vectors(void **state)
+{
+	(void)state;
+	static const char *const by[] = {"test://foo.com/be"};
+	static const char *const uri[] = {"test://foo.com/fe"};
+	static const char *const dns[] = {"www.example.com"};
+	static const char pem[] = "==abc\nde=";
+	static const char subject[] = "/C=US/ST=CA/L=San Francisco/OU=Lyft/CN=test.lyft.com";
+	char out[512];
+	struct http_xfcc_src s = {.by = by,
+				  .n_by = 1,
+				  .hash = "abcdefg",
+				  .cert = pem,
+				  .cert_len = sizeof(pem) - 1,
+				  .subject = subject,
+				  .uri = uri,
+				  .n_uri = 1,
+				  .dns = dns,
+				  .n_dns = 1};
+	int k = http_xfcc_value(&s, ARN_CFG_FCC_D_URI | ARN_CFG_FCC_D_CERT | ARN_CFG_FCC_D_DNS, out,
+				sizeof(out));
+	static const char want1[] = "By=test://foo.com/be;Hash=abcdefg;Cert=\"%3D%3Dabc%0Ade%3D\";"
+				    "URI=test://foo.com/fe;DNS=www.example.com";
+	assert_int_equal(k, sizeof(want1) - 1);
+	assert_memory_equal(out, want1, (size_t)k);
+	/* no local URI SAN: no By= */
+	s.n_by = 0;
+	k = http_xfcc_value(&s, ARN_CFG_FCC_D_URI, out, sizeof(out));
+	assert_int_equal(k, 34);
+	assert_memory_equal(out, "Hash=abcdefg;URI=test://foo.com/fe", 34);
+	s.n_by = 1;
+	k = http_xfcc_value(&s, ARN_CFG_FCC_D_SUBJECT | ARN_CFG_FCC_D_URI, out, sizeof(out));
+	static const char want3[] = "By=test://foo.com/be;Hash=abcdefg;Subject=\"/C=US/ST=CA/L=San "
+				    "Francisco/OU=Lyft/CN=test.lyft.com\";URI=test://foo.com/fe";
+	assert_int_equal(k, sizeof(want3) - 1);
+	assert_memory_equal(out, want3, (size_t)k);
+	/* no peer URI SAN: "URI=" all the same; an empty subject quoted */
+	s.n_uri = 0;
+	s.subject = "";
+	k = http_xfcc_value(&s, ARN_CFG_FCC_D_SUBJECT | ARN_CFG_FCC_D_URI, out, sizeof(out));
+	static const char want4[] = "By=test://foo.com/be;Hash=abcdefg;Subject=\"\";URI=";
+	assert_int_equal(k, sizeof(want4) - 1);
+	assert_memory_equal(out, want4, (size_t)k);
+	/* one By= and one URI=/DNS= per name (Envoy since multiple SANs) */
+	static const char *const two[] = {"spiffe://a/x", "spiffe://a/y"};
+	s.by = two;
+	s.n_by = 2;
+	s.uri = two;
+	s.n_uri = 2;
+	s.dns = two;
+	s.n_dns = 2;
+	s.hash = NULL;
+	k = http_xfcc_value(&s, ARN_CFG_FCC_D_URI | ARN_CFG_FCC_D_DNS, out, sizeof(out));
+	static const char want5[] =
+	    "By=spiffe://a/x;By=spiffe://a/y;URI=spiffe://a/x;URI=spiffe://a/y;"
+	    "DNS=spiffe://a/x;DNS=spiffe://a/y";
+	assert_int_equal(k, sizeof(want5) - 1);
+	assert_memory_equal(out, want5, (size_t)k);
+	/* the bound, and a name that would split the header */
+	assert_int_equal(http_xfcc_value(&s, ARN_CFG_FCC_D_URI, out, 20), -ENOSPC);
+	static const char *const bad[] = {"a\r\nx-admin: 1"};
+	s.uri = bad;
+	s.n_uri = 1;
+	assert_int_equal(http_xfcc_value(&s, ARN_CFG_FCC_D_URI, out, sizeof(out)), -EINVAL);
+	/* the five bytes Envoy encodes, and nothing else */
+	char enc[64];
+	size_t n = http_xfcc_urlenc("a+b/c=d e\n%\"", 12, enc);
+	assert_int_equal(n, 22);
+	assert_memory_equal(enc, "a%2Bb%2Fc%3Dd%20e%0A%\"", 22);
+}
+
+/* APPEND_FORWARD after the client's header (Envoy's "," join),
+ * SANITIZE_SET over it, and both where it has none. */
+static void test_xfcc_append_and_set(void **state)
+{
+	(void)state;
+	static const char req[] = "GET / HTTP/1.1\r\nHost: a\r\nx-forwarded-client-cert: "
+				  "By=test://foo.com/fe;Hash=xyz;URI=test://bar.com/be\r\n\r\n";
+	static const char el[] = "Hash=abcdefg;URI=test://foo.com/fe";
+	struct req r;
+	snprintf(r.buf, sizeof(r.buf), "%s", req);
+	for (int mode = ARN_CFG_FCC_APPEND_FORWARD; mode <= ARN_CFG_FCC_SANITIZE_SET; mode++) {
+		for (int with = 0; with < 2; with++) {
+			snprintf(r.buf, sizeof(r.buf), "%s",
+				 with ? req : "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+			arn_h1_msg_init(&r.m, r.h, 16);
+			arn_h1_parser_init(&r.p, ARN_H1_REQUEST, NULL, &r.m);
+			struct arn_h1_ev ev;
+			assert_true(arn_h1_parse(&r.p, r.buf, strlen(r.buf), &ev) > 0);
+			struct arn_cfg_hcm h;
+			memset(&h, 0, sizeof(h));
+			h.fcc = (uint8_t)mode;
+			struct http_req_ctx x = {.hcm = &h,
+						 .tls = true,
+						 .mtls = true,
+						 .xfcc = el,
+						 .xfcc_len = sizeof(el) - 1,
+						 .text = text,
+						 .text_cap = sizeof(text)};
+			struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+			int n = http_req_edits(&x, &r.m, e, ARN_H1_MAX_EDITS);
+			assert_true(n >= 0);
+			char out[1024];
+			struct arn_h1_wbuf w;
+			arn_h1_wbuf_init(&w, out, sizeof(out) - 1, NULL, NULL);
+			assert_int_equal(
+			    arn_h1_write_headers(&w, &r.m, e, (unsigned)n, ARN_H1_W_DROP_HOP), 0);
+			out[w.len] = 0;
+			const char *want =
+			    mode == ARN_CFG_FCC_APPEND_FORWARD && with
+				? "\r\nx-forwarded-client-cert: By=test://foo.com/fe;Hash=xyz;"
+				  "URI=test://bar.com/be,Hash=abcdefg;URI=test://foo.com/fe\r\n"
+				: "\r\nx-forwarded-client-cert: "
+				  "Hash=abcdefg;URI=test://foo.com/fe\r\n";
+			const char *at = strstr(out, want);
+			if (!at || strstr(at + strlen(want), "client-cert") ||
+			    find_ci(out, "client-cert") != at + 14)
+				fail_msg("mode %d, header %d:\n%s", mode, with, out);
+		}
+	}
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -237,6 +367,8 @@ int main(void)
 	    T(test_xfcc_sanitized_by_default),
 	    T(test_xfcc_forward_modes_on_plain_text),
 	    cmocka_unit_test(test_xfcc_modes_without_details),
+	    cmocka_unit_test(test_xfcc_element_envoy_vectors),
+	    cmocka_unit_test(test_xfcc_append_and_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
