@@ -39,6 +39,9 @@ enum op_kind {
 	OP_DS_REMOTE,
 	OP_DS_REMOTE_NOPORT,
 	OP_DS_REMOTE_PORT,
+	OP_DS_DIRECT_REMOTE,
+	OP_DS_DIRECT_REMOTE_NOPORT,
+	OP_DS_DIRECT_REMOTE_PORT,
 	OP_DS_LOCAL,
 	OP_DS_LOCAL_NOPORT,
 	OP_DS_LOCAL_PORT,
@@ -80,9 +83,9 @@ static const struct {
     {"DOWNSTREAM_REMOTE_ADDRESS", OP_DS_REMOTE},
     {"DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT", OP_DS_REMOTE_NOPORT},
     {"DOWNSTREAM_REMOTE_PORT", OP_DS_REMOTE_PORT},
-    {"DOWNSTREAM_DIRECT_REMOTE_ADDRESS", OP_DS_REMOTE},
-    {"DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT", OP_DS_REMOTE_NOPORT},
-    {"DOWNSTREAM_DIRECT_REMOTE_PORT", OP_DS_REMOTE_PORT},
+    {"DOWNSTREAM_DIRECT_REMOTE_ADDRESS", OP_DS_DIRECT_REMOTE},
+    {"DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT", OP_DS_DIRECT_REMOTE_NOPORT},
+    {"DOWNSTREAM_DIRECT_REMOTE_PORT", OP_DS_DIRECT_REMOTE_PORT},
     {"DOWNSTREAM_LOCAL_ADDRESS", OP_DS_LOCAL},
     {"DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT", OP_DS_LOCAL_NOPORT},
     {"DOWNSTREAM_LOCAL_PORT", OP_DS_LOCAL_PORT},
@@ -699,6 +702,9 @@ static enum val eval(const struct arn_access_format *f, const struct op *op,
 	case OP_DS_REMOTE:
 	case OP_DS_REMOTE_NOPORT:
 	case OP_DS_REMOTE_PORT:
+	case OP_DS_DIRECT_REMOTE:
+	case OP_DS_DIRECT_REMOTE_NOPORT:
+	case OP_DS_DIRECT_REMOTE_PORT:
 	case OP_DS_LOCAL:
 	case OP_DS_LOCAL_NOPORT:
 	case OP_DS_LOCAL_PORT: {
@@ -708,11 +714,19 @@ static enum val eval(const struct arn_access_format *f, const struct op *op,
 		    : (op->kind == OP_DS_REMOTE || op->kind == OP_DS_REMOTE_NOPORT ||
 		       op->kind == OP_DS_REMOTE_PORT)
 			? &r->downstream_remote
+		    /* the TCP peer: differs from the remote address only after a
+		     * PROXY header; a record without one is the remote's */
+		    : (op->kind == OP_DS_DIRECT_REMOTE || op->kind == OP_DS_DIRECT_REMOTE_NOPORT ||
+		       op->kind == OP_DS_DIRECT_REMOTE_PORT)
+			? (r->downstream_direct_remote.ip ? &r->downstream_direct_remote
+							  : &r->downstream_remote)
 			: &r->downstream_local;
 		if (a->ip == 0 && a->port == 0)
 			return V_NONE;
-		bool port_only = op->kind == OP_DS_REMOTE_PORT || op->kind == OP_DS_LOCAL_PORT;
-		bool no_port = op->kind == OP_DS_REMOTE_NOPORT || op->kind == OP_DS_LOCAL_NOPORT;
+		bool port_only = op->kind == OP_DS_REMOTE_PORT || op->kind == OP_DS_LOCAL_PORT ||
+				 op->kind == OP_DS_DIRECT_REMOTE_PORT;
+		bool no_port = op->kind == OP_DS_REMOTE_NOPORT || op->kind == OP_DS_LOCAL_NOPORT ||
+			       op->kind == OP_DS_DIRECT_REMOTE_NOPORT;
 		put_addr(o, a, !port_only, !no_port);
 		return port_only ? V_NUM : V_STR;
 	}

@@ -110,6 +110,8 @@ struct arn_access_record {
 	uint64_t bytes_sent;	 /* response body bytes */
 
 	struct arn_access_addr downstream_remote;
+	/* the TCP peer when a PROXY header gave downstream_remote; 0: the same */
+	struct arn_access_addr downstream_direct_remote;
 	struct arn_access_addr downstream_local;
 	struct arn_access_addr upstream_host;  /* %UPSTREAM_HOST% */
 	struct arn_access_addr upstream_local; /* %UPSTREAM_LOCAL_ADDRESS% */

@@ -1085,6 +1085,13 @@ struct arn_cfg_listener {
 	 * their filter chains, which Envoy updates in place (only the
 	 * connections of chains that changed drain) */
 	uint64_t base_hash;
+	/* envoy.filters.listener.proxy_protocol (listed before any
+	 * tls_inspector): the connection's first bytes are a PROXY header,
+	 * whose addresses become its downstream remote and local ones */
+	bool proxy_protocol;
+	bool pp_allow_without;	    /* allow_requests_without_proxy_protocol */
+	bool pp_v1_off, pp_v2_off;  /* disallowed_versions */
+	const char *pp_stat_prefix; /* the filter's stat_prefix, or NULL */
 };
 
 /**

@@ -23,6 +23,7 @@
 #define COMPRESSOR_TYPE "envoy.extensions.filters.http.compressor.v3.Compressor"
 #define GRPC_WEB_TYPE "envoy.extensions.filters.http.grpc_web.v3.GrpcWeb"
 #define TLS_INSPECTOR_TYPE "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
+#define PROXY_PROTOCOL_TYPE "envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol"
 
 static int cidr_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_cidr **out,
 		     size_t *n)
@@ -832,6 +833,52 @@ static void tls_inspector(struct conv *c, struct pb tc, struct arn_cfg_listener 
 	conv_pop(c, m);
 }
 
+/*
+ * The PROXY protocol listener filter's typed_config, as Envoy's
+ * proxy_protocol.cc reads it. rules (TLVs to dynamic metadata) are refused:
+ * no listener-level dynamic metadata reaches a consumer in Arion (no
+ * access log %DYNAMIC_METADATA%, no RBAC metadata matcher on it);
+ * pass_through_tlvs are refused: they feed only the upstream PROXY
+ * transport socket, which Arion does not have.
+ */
+static void proxy_protocol(struct conv *c, struct pb tc, struct arn_cfg_listener *out)
+{
+	struct pb pp = conv_any(c, tc, PROXY_PROTOCOL_TYPE);
+	if (!pp.m)
+		return;
+	size_t m = conv_push(c, "typed_config");
+	conv_only(c, pp,
+		  "rules,allow_requests_without_proxy_protocol,pass_through_tlvs,"
+		  "disallowed_versions,stat_prefix");
+	if (pb_len(pp, "rules"))
+		conv_err(c, "rules",
+			 "TLVs to dynamic metadata are not supported by Arion: no listener "
+			 "dynamic metadata has a consumer (remove rules)");
+	if (pb_has(pp, "pass_through_tlvs"))
+		conv_err(c, "pass_through_tlvs",
+			 "not supported by Arion: passed TLVs feed only "
+			 "envoy.transport_sockets.upstream_proxy_protocol, which Arion does not "
+			 "have (remove pass_through_tlvs)");
+	out->pp_allow_without = pb_bool(pp, "allow_requests_without_proxy_protocol");
+	size_t nd = pb_len(pp, "disallowed_versions");
+	for (size_t i = 0; i < nd; i++) {
+		int32_t v = pb_i32_at(pp, "disallowed_versions", i);
+		if (v == 0)
+			out->pp_v1_off = true;
+		else if (v == 1)
+			out->pp_v2_off = true;
+		else
+			conv_err(c, "disallowed_versions", "%d is neither V1 (0) nor V2 (1)", v);
+	}
+	if (out->pp_v1_off && out->pp_v2_off && !out->pp_allow_without)
+		conv_err(c, "disallowed_versions",
+			 "both V1 and V2 disallowed: no connection could pass");
+	upb_StringView sp = pb_str(pp, "stat_prefix");
+	if (sp.size)
+		out->pp_stat_prefix = conv_str(c, sp);
+	conv_pop(c, m);
+}
+
 static void rule_sink(void *ctx, const char *path, const char *msg)
 {
 	struct conv *c = ctx;
@@ -945,9 +992,24 @@ struct arn_cfg_obj *arn_conv_listener(struct conv *c, struct pb l)
 			out->tls_inspector = true;
 			if (tc.m)
 				tls_inspector(c, tc, out);
+		} else if (arn_sv_eq(tn, PROXY_PROTOCOL_TYPE) ||
+			   arn_sv_eq(tn, "envoy.filters.listener.proxy_protocol")) {
+			/* the PROXY header comes before the ClientHello: Envoy
+			 * would run a tls_inspector listed first on its bytes */
+			if (out->tls_inspector)
+				conv_err(c, "",
+					 "envoy.filters.listener.proxy_protocol after "
+					 "tls_inspector: list it first (the PROXY header "
+					 "precedes the ClientHello)");
+			if (out->proxy_protocol)
+				conv_err(c, "", "envoy.filters.listener.proxy_protocol twice");
+			out->proxy_protocol = true;
+			if (tc.m)
+				proxy_protocol(c, tc, out);
 		} else {
 			conv_err(c, "",
 				 "listener filter '%.*s' is not supported (only "
+				 "envoy.filters.listener.proxy_protocol and "
 				 "envoy.filters.listener.tls_inspector)",
 				 (int)tn.size, tn.data);
 		}

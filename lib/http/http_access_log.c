@@ -159,6 +159,7 @@ void http_access_record(struct http_stream *st, struct arn_access_record *rec)
 	rec->bytes_received = st->rx_body;
 	rec->bytes_sent = st->tx_body;
 	rec->downstream_remote = (struct arn_access_addr){hc->raddr, hc->rport};
+	rec->downstream_direct_remote = (struct arn_access_addr){hc->draddr, hc->drport};
 	rec->downstream_local = (struct arn_access_addr){hc->laddr, hc->lport};
 	if (st->ep_addr)
 		rec->upstream_host = (struct arn_access_addr){st->ep_addr, st->ep_port};

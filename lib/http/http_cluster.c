@@ -190,6 +190,8 @@ static void listener_free(struct http_listener_rt *l)
 			break;
 		}
 	arn_stats_scope_put(l->stats);
+	if (l->pp)
+		arn_stats_scope_put(l->pp);
 	free(l->ssl);
 	free(l);
 }

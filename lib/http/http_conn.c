@@ -616,7 +616,7 @@ static void conn_idle_timeout(struct http_timer *t)
 static const struct arn_cfg_listener *lsn_now(struct http_conn *hc)
 {
 	const struct arn_cfg_gen *g = hc->w->store ? arn_config_gen(hc->w->store) : NULL;
-	return g ? arn_cfg_listener_find(g, hc->laddr, hc->lport) : NULL;
+	return g ? arn_cfg_listener_find(g, hc->sladdr, hc->slport) : NULL;
 }
 
 /*
@@ -945,6 +945,15 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	arn_tcp_endpoints(tc, &laddr, &lport, &raddr, &rport);
+	uint32_t draddr = raddr, sladdr = laddr;
+	uint16_t drport = rport, slport = lport;
+	const struct http_dc_addrs *pp = c && c->pp_have ? &c->pp_addrs : NULL;
+	if (pp) { /* a PROXY header's: the connection's remote and local */
+		laddr = pp->laddr;
+		lport = pp->lport;
+		raddr = pp->raddr;
+		rport = pp->rport;
+	}
 	struct http_listener_rt *lrt = http_rt_listener(l->addr, l->port);
 	if (!fc) {
 		if (lrt)
@@ -985,7 +994,9 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 		struct http_cx_adm *pending = w->cx_pending;
 		if (c)
 			w->cx_pending = &c->c.cx_adm;
+		w->dc_addrs = pp;
 		int rc = http_tcpp_open(w, tc, l, fc, sni, sni_len, tctx, ssl);
+		w->dc_addrs = NULL;
 		w->cx_pending = pending;
 		if (rc == 0 && c)
 			inspect_release(c); /* the session owns the connection now */
@@ -1034,6 +1045,10 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 	hc->lport = lport;
 	hc->raddr = raddr;
 	hc->rport = rport;
+	hc->draddr = draddr;
+	hc->drport = drport;
+	hc->sladdr = sladdr;
+	hc->slport = slport;
 	hc->id = ((uint64_t)w->idx << 48) | ++w->next_conn_id;
 	hc->open_tsc = http_tsc(w);
 	const struct arn_cfg_hcm *h = fc->hcm;
@@ -1090,6 +1105,88 @@ static int conn_open(struct http_worker *w, struct arn_tcp_conn *tc, struct http
 	return 0;
 }
 
+/* ---- envoy.filters.listener.proxy_protocol: the PROXY header ------------------------------ */
+
+static void pp_count(struct http_conn *hc, unsigned stat)
+{
+	struct http_listener_rt *lrt = http_rt_listener(hc->lsn->addr, hc->lsn->port);
+	if (lrt && lrt->pp)
+		arn_stats_inc(lrt->pp, hc->w->slot, stat);
+}
+
+/*
+ * Feed the PROXY header's new bytes, TCP's queue from where the parser
+ * stopped (the queue starts at the header's byte c->pp_taken). @return 1
+ * the header is read (or absent and allowed: no addresses), 0 more is
+ * needed, -1 refused (the connection is closing, counted). *@p hdr: the
+ * bytes at the queue's head that are the header's, for the caller to
+ * consume: none while the signature is undecided (with
+ * allow_requests_without_proxy_protocol they may be a request's).
+ */
+static int pp_data(struct http_h1_conn *c, struct rte_mbuf *head, uint32_t *hdr)
+{
+	struct http_conn *hc = &c->c;
+	const struct arn_cfg_listener *l = hc->lsn;
+	uint32_t skip = arn_pp_fed(&c->pp) - c->pp_taken;
+	ssize_t r = ARN_AGAIN;
+	*hdr = 0;
+	for (struct rte_mbuf *m = head; m && r == ARN_AGAIN; m = m->next) {
+		if (skip >= m->data_len) {
+			skip -= m->data_len;
+			continue;
+		}
+		r = arn_pp_parse(&c->pp, rte_pktmbuf_mtod_offset(m, char *, skip),
+				 m->data_len - skip);
+		skip = 0;
+	}
+	unsigned v = arn_pp_version(&c->pp);
+	if ((v == 1 && l->pp_v1_off) || (v == 2 && l->pp_v2_off)) {
+		pp_count(hc, v == 1 ? ARN_PPS_v1_disallowed : ARN_PPS_v2_disallowed);
+		inspect_done(c, ARN_TLS_HELLO_NOT_TLS, false);
+		return -1;
+	}
+	if (r == ARN_AGAIN) {
+		*hdr = v ? arn_pp_fed(&c->pp) - c->pp_taken : 0;
+		return 0;
+	}
+	if (r < 0) {
+		enum arn_pp_err e = arn_pp_error(&c->pp);
+		if (e == ARN_PP_E_NOT_PROXY && l->pp_allow_without) {
+			/* Envoy's SkipFilter: on as if there were no filter */
+			pp_count(hc, ARN_PPS_not_found_allowed);
+			c->pp_reading = false;
+			return 1;
+		}
+		pp_count(hc, e == ARN_PP_E_NOT_PROXY ? ARN_PPS_not_found_disallowed
+			     : v == 1		     ? ARN_PPS_v1_error
+						     : ARN_PPS_v2_error);
+		pp_count(hc, ARN_PPS__ERR + (unsigned)e - 1);
+		inspect_done(c, ARN_TLS_HELLO_NOT_TLS, false);
+		return -1;
+	}
+	const struct arn_pp_result *res = arn_pp_result(&c->pp);
+	*hdr = res->header_len - c->pp_taken;
+	pp_count(hc, v == 1 ? ARN_PPS_v1_found : ARN_PPS_v2_found);
+	c->pp_reading = false;
+	if (!res->local && res->family == 6) {
+		/* Arion's addresses are IPv4: an address it cannot use is not
+		 * replaced by the load balancer's own (RBAC, XFF and logs would
+		 * see the balancer), the connection is closed as Envoy closes
+		 * one whose family it does not take */
+		pp_count(hc, ARN_PPS_ipv6_refused);
+		inspect_done(c, ARN_TLS_HELLO_NOT_TLS, false);
+		return -1;
+	}
+	if (!res->local) { /* LOCAL / UNKNOWN: TCP's addresses stay (Envoy) */
+		c->pp_have = true;
+		c->pp_addrs = (struct http_dc_addrs){.laddr = res->dst4,
+						     .raddr = res->src4,
+						     .lport = res->dst_port,
+						     .rport = res->src_port};
+	}
+	return 1;
+}
+
 /* ---- tls_inspector: the chain chosen by the ClientHello ------------------------------------ */
 
 /* The listener filter timeout: close, or go on as plain text when the
@@ -1100,6 +1197,16 @@ static void inspect_timeout(struct http_timer *t)
 	struct http_h1_conn *c = h1c(hc);
 	if (!hc->tc || !c->inspecting)
 		return;
+	if (c->pp_reading) {
+		/* a header half read cannot go on (its bytes are consumed),
+		 * continue_on_listener_filters_timeout or not */
+		pp_count(hc, ARN_PPS_timeout);
+		struct http_listener_rt *lrt = http_rt_listener(hc->lsn->addr, hc->lsn->port);
+		if (lrt)
+			arn_stats_inc(lrt->stats, hc->w->slot, ARN_LS_downstream_pre_cx_timeout);
+		inspect_done(c, ARN_TLS_HELLO_NOT_TLS, false);
+		return;
+	}
 	/* Envoy's count, whether the connection goes on or not (the
 	 * listener's runtime object is found at the chain's choice: not yet) */
 	struct http_listener_rt *lrt = http_rt_listener(hc->lsn->addr, hc->lsn->port);
@@ -1127,6 +1234,12 @@ static void inspect_done(struct http_h1_conn *c, enum arn_tls_hello_status st, b
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	arn_tcp_endpoints(tc, &laddr, &lport, &raddr, &rport);
+	if (c->pp_have) { /* Envoy matches chains on the restored addresses */
+		laddr = c->pp_addrs.laddr;
+		lport = c->pp_addrs.lport;
+		raddr = c->pp_addrs.raddr;
+		rport = c->pp_addrs.rport;
+	}
 	struct arn_cfg_fc_input in = {
 	    .dst_addr = laddr,
 	    .dst_port = lport,
@@ -1154,11 +1267,27 @@ static void inspect_done(struct http_h1_conn *c, enum arn_tls_hello_status st, b
 	arn_tcp_close(tc);
 }
 
-/* Feed the ClientHello's new bytes (TCP's queue from where the parser
- * stopped; nothing is consumed: the handshake reads them again). */
+/* Feed the PROXY header's new bytes (consumed), then the ClientHello's
+ * (TCP's queue from where the parser stopped; nothing is consumed: the
+ * handshake reads them again). */
 static void inspect_data(struct http_h1_conn *c, struct rte_mbuf *head)
 {
-	uint32_t skip = arn_tls_hello_fed(&c->hello);
+	struct arn_tcp_conn *tc = c->c.tc;
+	uint32_t hdr = 0;
+	if (c->pp_reading) {
+		int r = pp_data(c, head, &hdr);
+		if (r < 0)
+			return;
+		if (r == 0 || !c->c.lsn->tls_inspector) {
+			arn_tcp_rx_consume(tc, hdr);
+			c->pp_taken += hdr;
+			if (r == 1)
+				inspect_done(c, ARN_TLS_HELLO_NOT_TLS, true); /* raw_buffer */
+			return;
+		}
+	}
+	/* the ClientHello after the header: in the same chain, past it */
+	uint32_t skip = hdr + arn_tls_hello_fed(&c->hello);
 	enum arn_tls_hello_status st = ARN_TLS_HELLO_AGAIN;
 	for (struct rte_mbuf *m = head; m && st == ARN_TLS_HELLO_AGAIN; m = m->next) {
 		if (skip >= m->data_len) {
@@ -1168,6 +1297,10 @@ static void inspect_data(struct http_h1_conn *c, struct rte_mbuf *head)
 		st = arn_tls_hello_parse(&c->hello, rte_pktmbuf_mtod_offset(m, char *, skip),
 					 m->data_len - skip);
 		skip = 0;
+	}
+	if (hdr) { /* head is not read after this */
+		arn_tcp_rx_consume(tc, hdr);
+		c->pp_taken += hdr;
 	}
 	if (st == ARN_TLS_HELLO_AGAIN && c->dn.peer.eof)
 		st = ARN_TLS_HELLO_NOT_TLS; /* the client ended before a whole hello */
@@ -1194,6 +1327,8 @@ static int inspect_start(struct http_worker *w, struct arn_tcp_conn *tc,
 	hc->id = ((uint64_t)w->idx << 48) | ++w->next_conn_id;
 	c->inspecting = true;
 	arn_tls_hello_init(&c->hello, 0);
+	c->pp_reading = l->proxy_protocol;
+	arn_pp_init(&c->pp);
 	hc->idle_timer.fn = inspect_timeout;
 	if (l->listener_filters_timeout_ms)
 		http_timer_arm(w, &hc->idle_timer, l->listener_filters_timeout_ms);
@@ -1224,7 +1359,7 @@ static int dc_accept(struct arn_tcp_conn *tc, void *luser)
 				      l->keepalive_probes);
 	/* the block that keeps the connection takes adm (http_cx_take) */
 	w->cx_pending = &adm;
-	if (l->tls_inspector) {
+	if (l->tls_inspector || l->proxy_protocol) {
 		rc = inspect_start(w, tc, l);
 	} else {
 		struct arn_cfg_fc_input in = {
@@ -1274,6 +1409,8 @@ static void dc_eof(struct arn_tcp_conn *tc)
 		return;
 	c->dn.peer.eof = true;
 	if (c->inspecting) {
+		if (c->pp_reading)
+			pp_count(&c->c, ARN_PPS_eof);
 		inspect_done(c, ARN_TLS_HELLO_NOT_TLS, false); /* no hello, and no more */
 		return;
 	}

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arn_proxy_proto.h"
 #include "http_codec_h1.h"
 #include "http_h2.h"
 #include "http_stream.h"
@@ -52,6 +53,15 @@ struct http_h1_conn {
 	 * read from TCP's queue (not consumed) until it chooses one */
 	bool inspecting;
 	struct arn_tls_hello_parser hello;
+	/* a listener with proxy_protocol: its header is read first (pp_reading),
+	 * each byte consumed from TCP's queue once the signature is known
+	 * (pp_taken so far), so a header pins no mbuf; pp_addrs is what it
+	 * said (pp_have: a PROXY command with IPv4 addresses) */
+	bool pp_reading;
+	bool pp_have;
+	uint32_t pp_taken;
+	struct arn_pp pp;
+	struct http_dc_addrs pp_addrs;
 };
 
 #endif

@@ -37,7 +37,7 @@ bool http_drain_close_slow(struct http_conn *hc, const struct arn_cfg_gen *g)
 {
 	struct http_worker *w = hc->w;
 	uint64_t gid = arn_cfg_gen_id(g);
-	const struct arn_cfg_listener *l = arn_cfg_listener_find(g, hc->laddr, hc->lport);
+	const struct arn_cfg_listener *l = arn_cfg_listener_find(g, hc->sladdr, hc->slport);
 	if (l == hc->lsn) {
 		hc->lsn_gen_id = gid;
 		hc->lsn_cur = l;

@@ -167,6 +167,10 @@ static struct http_h1_conn *stream_new(struct http_h2_conn *h, int32_t id)
 	hc->lrt = pc->lrt;
 	hc->laddr = pc->laddr;
 	hc->raddr = pc->raddr;
+	hc->draddr = pc->draddr;
+	hc->sladdr = pc->sladdr;
+	hc->slport = pc->slport;
+	hc->drport = pc->drport;
 	hc->lport = pc->lport;
 	hc->rport = pc->rport;
 	hc->id = pc->id;

@@ -176,6 +176,10 @@ struct http_listener_rt {
 	 * the address's first TLS filter chain, kept for the object's life
 	 * (counters survive certificate rotations) */
 	struct arn_tls_stats *ssl;
+	/* proxy_proto.[<stat_prefix>.]*: taken by the control lcore with the
+	 * address's first listener with the PROXY protocol filter, kept for
+	 * the object's life */
+	struct arn_stats_scope *pp;
 	uint32_t refs; /* atomic */
 	bool current;
 	uint64_t seen;

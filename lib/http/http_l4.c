@@ -125,6 +125,7 @@ static bool rbac_step(struct http_stream *st, size_t i, const struct arn_cfg_rba
 	char *big = http_big_get(w);
 	struct arn_rbac_input in = {
 	    .src_addr = hc->raddr,
+	    .direct_addr = hc->draddr,
 	    .remote_addr = client,
 	    .dst_addr = hc->laddr,
 	    .dst_port = hc->lport,
@@ -1780,6 +1781,7 @@ int http_l4_first_byte(struct http_conn *hc, uint32_t *delay_ms)
 	 * decide alike and the filter runs once. */
 	struct arn_rbac_input in = {
 	    .src_addr = hc->raddr,
+	    .direct_addr = hc->draddr,
 	    .remote_addr = hc->raddr,
 	    .dst_addr = hc->laddr,
 	    .dst_port = hc->lport,

@@ -3225,6 +3225,7 @@ static struct mcp_bg *bg_take(struct http_mcp_worker *m, const struct arn_cfg_to
 	r->ping.fn = ping_fire;
 	bg->hc.hrt = hrt;
 	bg->hc.laddr = laddr;
+	bg->hc.sladdr = laddr;
 	size_t nl = ts->obj.name_len < sizeof(bg->tsname) ? ts->obj.name_len : 0;
 	memcpy(bg->tsname, ts->obj.name, nl);
 	bg->tsname[nl] = 0;
@@ -3305,7 +3306,7 @@ static void sx_set(struct http_mcp_worker *m, struct arn_mcp_session *s, struct 
 	arn_cfg_pin(r->ts);
 	x->ts = r->ts;
 	x->hrt = r->hc->hcm ? http_rt_hcm(r->hc->hcm) : NULL;
-	x->laddr = r->hc->laddr;
+	x->laddr = r->hc->sladdr;
 }
 
 static bool same_str(const char *a, size_t an, const char *b, size_t bn)
@@ -3416,7 +3417,7 @@ static void shared_bsid_set(struct http_mcp_req *r, uint32_t b, const char *sid,
 {
 	struct http_mcp_worker *m = r->hc->w->mcp;
 	struct mcp_cat *e = cat_entry(m, r->ts);
-	e->laddr = r->hc->laddr;
+	e->laddr = r->hc->sladdr;
 	if (!sid) {
 		if (e->bsid_len[b] == old_n && memcmp(e->bsid[b], old, old_n) == 0)
 			e->bsid_len[b] = 0;
@@ -3441,7 +3442,7 @@ static void shared_bsid_done(struct mcp_leg *l)
 	    memcmp(e->bsid[l->b], l->bsid, l->bsid_len) == 0)
 		return;
 	arn_cfg_pin(r->ts);
-	struct mcp_bg *bg = bg_take(m, r->ts, NULL, r->hc->laddr);
+	struct mcp_bg *bg = bg_take(m, r->ts, NULL, r->hc->sladdr);
 	if (!bg) {
 		arn_cfg_unpin(r->ts);
 		HTTP_INC(r->hc, mcp_backend_delete_overflow);
@@ -3517,7 +3518,7 @@ static void xw_handoff(struct http_mcp_req *r)
 	arn_cfg_pin(r->ts);
 	x->ts = r->ts;
 	x->hrt = hc->hcm ? http_rt_hcm(hc->hcm) : NULL;
-	x->laddr = hc->laddr;
+	x->laddr = hc->sladdr;
 	x->max_request_bytes = r->f->max_request_bytes;
 	x->max_response_bytes = r->f->max_response_bytes;
 	x->get = r->get;

@@ -565,7 +565,7 @@ static void attempt_start(struct http_stream *st)
 		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;
 	}
-	int rc = http_up_acquire(w, p, st, hc->laddr, &rt_up_ops);
+	int rc = http_up_acquire(w, p, st, hc->sladdr, &rt_up_ops);
 	if (rc == -EBUSY) {
 		http_reset_reply(st, 503, "overflow", ARN_RF_BIT(UPSTREAM_OVERFLOW), "overflow");
 		return;

@@ -1103,6 +1103,12 @@ static void each_listener(void *ctx, const struct arn_cfg_listener *l)
 		lr->ssl = calloc(ARN_STATS_MAX_WORKERS, sizeof(*lr->ssl));
 	if (l->default_chain)
 		chain_hcm(b, l, l->default_chain);
+	if (l->proxy_protocol && lr && !lr->pp) {
+		char fam[160];
+		snprintf(fam, sizeof(fam), "proxy_proto%s%s", l->pp_stat_prefix ? "." : "",
+			 l->pp_stat_prefix ? l->pp_stat_prefix : "");
+		lr->pp = arn_stats_scope_get_named(&arn_stats_proxy_proto_schema, fam, NULL, NULL);
+	}
 	chain_rls(b, l->default_chain);
 	chain_mcp(b, l->default_chain);
 	chain_hcm(b, l, NULL); /* the listener's own access_log, if any */

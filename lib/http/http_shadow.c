@@ -226,6 +226,7 @@ void http_shadow_route(struct http_stream *st)
 		s->timeout_ms = st->timeout_ms ? st->timeout_ms : HTTP_SHADOW_TIMEOUT_MS;
 		s->head_len = s->body_len = 0;
 		s->hc.laddr = hc->laddr;
+		s->hc.sladdr = hc->sladdr;
 		s->hc.lport = hc->lport;
 		X(st)->shadows++;
 	}

@@ -451,6 +451,13 @@ struct http_kept {
  * current exchange. Its owner (http_conn.c for HTTP/1) embeds it with its
  * codec's state.
  */
+/* A downstream connection's addresses as a PROXY header gave them (host
+ * order), in place of TCP's own. */
+struct http_dc_addrs {
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+};
+
 struct http_conn {
 	struct http_conn *next; /* free list */
 	struct http_worker *w;
@@ -465,6 +472,14 @@ struct http_conn {
 	struct http_listener_rt *lrt;
 	struct http_cx_adm cx_adm; /* its place under the connection limits */
 	uint32_t laddr, raddr;
+	/* the TCP peer when a PROXY header gave raddr (and laddr); else the
+	 * same as raddr: Envoy's direct remote address */
+	uint32_t draddr;
+	uint16_t drport;
+	/* the listener's socket: TCP's local address, which finds the
+	 * listener in a generation (laddr may be a PROXY header's) */
+	uint16_t slport;
+	uint32_t sladdr;
 	uint16_t lport, rport;
 	uint8_t state;	    /* enum http_dc_state */
 	bool close_after;   /* close once the current response is out */

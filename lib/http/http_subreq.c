@@ -234,7 +234,7 @@ head_made:
 		sr->hdrs[0].value = sr->host;
 		sr->hdrs[0].value_len = (uint32_t)sr->host_len;
 	}
-	int rc = http_up_acquire(w, p, st, hc->laddr, &sr_up_ops);
+	int rc = http_up_acquire(w, p, st, hc->sladdr, &sr_up_ops);
 	if (rc != 0) {
 		if (rc != -EBUSY)
 			CL_INC(st, upstream_cx_connect_fail);

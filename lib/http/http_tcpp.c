@@ -94,6 +94,9 @@ struct http_tcpp {
 	struct arn_cfg_ref cref;	       /* the cluster's name, in tp */
 	uint32_t laddr, raddr, up_addr;
 	uint16_t lport, rport, up_port;
+	uint32_t draddr; /* the TCP peer (raddr: a PROXY header's source) */
+	uint32_t sladdr; /* TCP's local address, upstream connections' source */
+	uint16_t drport;
 	uint8_t state;		/* enum tcpp_state */
 	uint32_t attempts;	/* connection attempts made (max_connect_attempts is a uint32) */
 	uint8_t held;		/* connection_limit filters counting it */
@@ -197,6 +200,7 @@ static void access_log(struct http_tcpp *s)
 	rec.bytes_received = s->rx_bytes;
 	rec.bytes_sent = s->tx_bytes;
 	rec.downstream_remote = (struct arn_access_addr){s->raddr, s->rport};
+	rec.downstream_direct_remote = (struct arn_access_addr){s->draddr, s->drport};
 	rec.downstream_local = (struct arn_access_addr){s->laddr, s->lport};
 	if (s->up_addr)
 		rec.upstream_host = (struct arn_access_addr){s->up_addr, s->up_port};
@@ -467,6 +471,7 @@ static bool rbac_first_byte(struct http_tcpp *s)
 	s->rbac_pending = false;
 	struct arn_rbac_input in = {
 	    .src_addr = s->raddr,
+	    .direct_addr = s->draddr,
 	    .remote_addr = s->raddr,
 	    .dst_addr = s->laddr,
 	    .dst_port = s->lport,
@@ -824,7 +829,7 @@ static void attempt(struct http_tcpp *s)
 		}
 	}
 	int err = 0;
-	struct arn_tcp_conn *up = arn_tcp_connect(w->lc, s->laddr, s->up_addr, s->up_port,
+	struct arn_tcp_conn *up = arn_tcp_connect(w->lc, s->sladdr, s->up_addr, s->up_port,
 						  &tp_up_ops, s, ARN_TCP_CC_DEFAULT, &err);
 	if (up && s->cluster->keepalive)
 		arn_tcp_set_keepalive(up, s->cluster->keepalive_time_s,
@@ -1253,6 +1258,15 @@ int http_tcpp_open(struct http_worker *w, struct arn_tcp_conn *tc, const struct 
 	}
 	s->dn = tc;
 	arn_tcp_endpoints(tc, &s->laddr, &s->lport, &s->raddr, &s->rport);
+	s->draddr = s->raddr;
+	s->drport = s->rport;
+	s->sladdr = s->laddr;
+	if (w->dc_addrs) { /* a PROXY header's (http_conn.c) */
+		s->laddr = w->dc_addrs->laddr;
+		s->lport = w->dc_addrs->lport;
+		s->raddr = w->dc_addrs->raddr;
+		s->rport = w->dc_addrs->rport;
+	}
 	s->id = ((uint64_t)w->idx << 48) | ++w->next_conn_id;
 	s->open_tsc = http_tsc(w);
 	s->last_ms = w->now_ms;

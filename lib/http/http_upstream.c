@@ -496,7 +496,7 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
 		int err = 0;
 		if (http_uph2_wanted(st)) {
-			err = h2_take(w, p, st, st->hc->laddr);
+			err = h2_take(w, p, st, st->hc->sladdr);
 			if (err)
 				st->up_ops->on_failed(st, err, false, false, NULL);
 			else if (st->up && st->up->connected)
@@ -504,7 +504,7 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 			continue;
 		}
 		struct http_upconn *u =
-		    up_open(w, p, st->hc->laddr, st->cluster, st->endpoints, false, &err);
+		    up_open(w, p, st->hc->sladdr, st->cluster, st->endpoints, false, &err);
 		if (!u) {
 			st->up_ops->on_failed(st, err, false, false, NULL);
 			continue;

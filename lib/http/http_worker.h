@@ -217,6 +217,9 @@ struct http_worker {
 	/* the admission of the connection dc_accept is accepting, for the
 	 * block that keeps it (http_cx_take); NULL outside dc_accept */
 	struct http_cx_adm *cx_pending;
+	/* the addresses a PROXY header gave the connection being opened on
+	 * a tcp_proxy chain (http_tcpp_open); NULL outside, or without one */
+	const struct http_dc_addrs *dc_addrs;
 
 	/* a local reply's body written by local_reply_config's body format
 	 * (http_local.c), read by the codec during the same call; last, out

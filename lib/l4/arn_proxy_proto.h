@@ -121,6 +121,14 @@ static inline uint32_t arn_pp_fed(const struct arn_pp *p)
 	return p->fed;
 }
 
+/** The version as soon as its signature is complete (1 after "PROXY ",
+ * 2 after v2's 12 bytes), 0 before: from then on every byte taken is the
+ * header's, whatever follows. */
+static inline unsigned arn_pp_version(const struct arn_pp *p)
+{
+	return p->r.version;
+}
+
 /** The header's contents once arn_pp_parse() returned >= 0, else NULL. */
 const struct arn_pp_result *arn_pp_result(const struct arn_pp *p);
 

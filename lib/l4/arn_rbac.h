@@ -47,7 +47,8 @@ typedef int (*arn_rbac_header_fn)(void *ctx, const char *name, size_t name_len, 
  * pointer is borrowed for the duration of arn_rbac_eval().
  */
 struct arn_rbac_input {
-	uint32_t src_addr;	 /* the connection's peer: source_ip, direct_remote_ip */
+	uint32_t src_addr;	 /* the connection's remote: source_ip (a PROXY header's) */
+	uint32_t direct_addr;	 /* direct_remote_ip: the TCP peer; 0: src_addr */
 	uint32_t remote_addr;	 /* remote_ip: the client the HCM resolved (XFF); the
 				    peer on the network filter */
 	uint32_t dst_addr;	 /* the local address: destination_ip */

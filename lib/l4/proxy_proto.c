@@ -258,6 +258,7 @@ ssize_t arn_pp_parse(struct arn_pp *p, const void *buf, size_t len)
 				p->field = F_PROTO;
 				p->flen = 0;
 			} else if (v2 && p->fed == V2_SIG_LEN) {
+				p->r.version = 2;
 				p->state = S_V2_PRE;
 				p->flen = 0;
 			}

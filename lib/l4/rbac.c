@@ -98,8 +98,9 @@ bool arn_rbac_rule_match(const struct arn_cfg_rbac_rule *r, const struct arn_rba
 	case ARN_CFG_RBAC_HEADER:
 		return r->header && header_rule(r->header, in, error);
 	case ARN_CFG_RBAC_SOURCE_IP:
-	case ARN_CFG_RBAC_DIRECT_REMOTE_IP:
 		return in_cidr(&r->cidr, in->src_addr);
+	case ARN_CFG_RBAC_DIRECT_REMOTE_IP: /* Envoy: the physical peer, even after PROXY */
+		return in_cidr(&r->cidr, in->direct_addr ? in->direct_addr : in->src_addr);
 	case ARN_CFG_RBAC_REMOTE_IP:
 		return in_cidr(&r->cidr, in->remote_addr);
 	case ARN_CFG_RBAC_AUTHENTICATED:

@@ -311,4 +311,15 @@ static inline unsigned arn_stats_code_class(unsigned stat_1xx, unsigned status)
 	return stat_1xx + (c >= 1 && c <= 5 ? c - 1 : 4);
 }
 
+/* proxy_proto.[<prefix>.]* (untagged, arn_stats_scope_get_named): Envoy's
+ * counters (ARN_PPS_<id>), then ARN_PPS__ERR + enum arn_pp_err - 1 for
+ * each refusal reason (error.<name>) */
+enum arn_proxy_proto_stat {
+#define ARN_PP_STAT(id, name, help) ARN_PPS_##id,
+#include "envoy_proxy_proto_stats.def"
+#undef ARN_PP_STAT
+	ARN_PPS__ERR
+};
+extern struct arn_stats_schema arn_stats_proxy_proto_schema;
+
 #endif

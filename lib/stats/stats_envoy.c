@@ -147,6 +147,17 @@ struct arn_stats_schema arn_stats_eds_schema = ARN_STATS_SCHEMA("cluster_manager
 struct arn_stats_schema arn_stats_sds_schema = ARN_STATS_SCHEMA("cluster_manager.sds", xds_defs);
 struct arn_stats_schema arn_stats_control_plane_schema = ARN_STATS_SCHEMA("control_plane", cp_defs);
 struct arn_stats_schema arn_stats_tcp_proxy_schema = ARN_STATS_SCHEMA("tcp", tcp_proxy_defs);
+/* proxy_proto.[<prefix>.]*: Envoy's counters, then one per refusal reason */
+static const struct arn_stat_def proxy_proto_defs[] = {
+#define ARN_PP_STAT(id, name, help) {name, ARN_STAT_COUNTER, help},
+#include "envoy_proxy_proto_stats.def"
+#undef ARN_PP_STAT
+#define ARN_PP_ERR(id, name, what) {"error." #name, ARN_STAT_COUNTER, what},
+#include "../l4/arn_proxy_proto_err.def"
+#undef ARN_PP_ERR
+};
+struct arn_stats_schema arn_stats_proxy_proto_schema =
+    ARN_STATS_SCHEMA("proxy_proto", proxy_proto_defs);
 /* the families of these two come from configuration (arn_stats_scope_get_named) */
 struct arn_stats_schema arn_stats_rbac_schema = ARN_STATS_SCHEMA("rbac", rbac_defs);
 struct arn_stats_schema arn_stats_ext_authz_schema = ARN_STATS_SCHEMA("ext_authz", ext_authz_defs);

@@ -592,6 +592,8 @@ static void test_refuse_network_filter(void **state)
 		   "filters[0]: network filter 'envoy.filters.network.redis_proxy'");
 }
 
+#define PP_AT "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol\""
+
 static void test_refuse_listener_fields(void **state)
 {
 	(void)state;
@@ -618,9 +620,35 @@ static void test_refuse_listener_fields(void **state)
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"listener_filters\":[{\"name\":\"envoy.filters.listener."
-		   "proxy_protocol\"}],"
+		   "original_dst\"}],"
 		   "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]}]}",
-		   "listener_filters[0]: listener filter 'envoy.filters.listener.proxy_protocol'");
+		   "listener_filters[0]: listener filter 'envoy.filters.listener.original_dst'");
+	/* the PROXY protocol filter: what has no consumer in Arion is refused
+	 * by name; after a tls_inspector it would see the header as the hello */
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"listener_filters\":[{\"name\":\"pp\"," PP_AT ""
+		   ",\"rules\":[{\"tlv_type\":5,\"on_tlv_present\":{\"key\":\"k\"}}]}}],"
+		   "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]}]}",
+		   "listener_filters[0].typed_config.rules: TLVs to dynamic metadata are not supported");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"listener_filters\":[{\"name\":\"pp\"," PP_AT ""
+		   ",\"pass_through_tlvs\":{\"match_type\":\"INCLUDE_ALL\"}}}],"
+		   "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]}]}",
+		   "listener_filters[0].typed_config.pass_through_tlvs: not supported by Arion");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"listener_filters\":[{\"name\":\"pp\"," PP_AT ""
+		   ",\"disallowed_versions\":[\"V1\",\"V2\"]}}],"
+		   "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]}]}",
+		   "disallowed_versions: both V1 and V2 disallowed");
+	tc_refused(L,
+		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		   "\"port_value\":81}},\"listener_filters\":[{\"name\":\"envoy.filters.listener."
+		   "tls_inspector\"},{\"name\":\"envoy.filters.listener.proxy_protocol\"}],"
+		   "\"filter_chains\":[{\"filters\":[{\"name\":\"envoy.filters.network.echo\"}]}]}",
+		   "listener_filters[1]: envoy.filters.listener.proxy_protocol after tls_inspector");
 	tc_refused(L,
 		   "{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
 		   "\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","

@@ -8513,6 +8513,220 @@ static void test_http_oauth2_answer_parser(void **state)
 	assert_null(http_oauth2_cookie_in("OauthHMACx=1", 12, "OauthHMAC", 9, &vl));
 }
 
+/* ---- envoy.filters.listener.proxy_protocol ------------------------------------------------ */
+
+/* clang-format off */
+/* Listener "dyn" (port 82): the PROXY protocol filter (stat_prefix pp,
+ * %s: more of its fields), then an HCM with use_remote_address to "web",
+ * its access log at PP_LOG with the three addresses. */
+#define PP_LOG "/tmp/arion-test-pp.log"
+#define PP_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"listener_filters_timeout\":\"1s\",\"listener_filters\":[{\"name\":" \
+	"\"envoy.filters.listener.proxy_protocol\",\"typed_config\":{\"@type\":\"type.googleapis.com/" \
+	"envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol\",\"stat_prefix\":\"pp\"%s}}]," \
+	"\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                                      \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"ppx\","              \
+	"\"use_remote_address\":true,"                                                             \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{\"@type\":\"type.googleapis.com/"       \
+	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"" PP_LOG "\",\"log_format\":" \
+	"{\"text_format_source\":{\"inline_string\":\"%%DOWNSTREAM_REMOTE_ADDRESS%% "               \
+	"%%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%% %%DOWNSTREAM_LOCAL_ADDRESS%%\\n\"}}}}],"              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":["                                   \
+	"{\"name\":\"all\",\"domains\":[\"*\"],\"routes\":["                                       \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"             \
+	AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+static uint64_t pp_stat(const char *name)
+{
+	struct http_listener_rt *lrt = http_rt_listener(0, 82);
+	assert_non_null(lrt);
+	assert_non_null(lrt->pp);
+	for (unsigned i = 0; i < arn_stats_proxy_proto_schema.n_defs; i++)
+		if (!strcmp(arn_stats_proxy_proto_schema.defs[i].name, name))
+			return arn_stats_counter_value(lrt->pp, i);
+	fail_msg("no stat %s", name);
+	return 0;
+}
+
+static void pp_begin(const char *more)
+{
+	char l[8192];
+	snprintf(l, sizeof(l), PP_LISTENER, more);
+	unlink(PP_LOG);
+	tp_begin(1, l);
+}
+
+/*
+ * A v1 header (in two pieces, the second with the request): its source
+ * is the connection's remote address everywhere Envoy uses it (XFF with
+ * use_remote_address, %DOWNSTREAM_REMOTE_ADDRESS%), its destination the
+ * local one; %DOWNSTREAM_DIRECT_REMOTE_ADDRESS% stays the TCP peer
+ * (198.18.0.100). Counted in proxy_proto.pp.versions.v1.found. Fails
+ * before: the listener was refused (listener filter not supported).
+ */
+static void test_proxy_protocol_v1_addresses(void **state)
+{
+	(void)state;
+	pp_begin("");
+	uint64_t f0 = pp_stat("versions.v1.found");
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	send_str(c, "PROXY TCP4 203.0.113.7 192.0.2.1 5555 ");
+	assert_null(hh_upstream(0));
+	send_str(c, "8443\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_true(got(u, "x-forwarded-for: 203.0.113.7\r\n"));
+	assert_false(got(u, "PROXY"));
+	send_str(u, OK5);
+	assert_true(got(c, "HTTP/1.1 200 OK\r\n"));
+	assert_false(got(c, "400"));
+	assert_int_equal(pp_stat("versions.v1.found") - f0, 1);
+	hh_fin(c);
+	hh_advance(5);
+	hh_end();
+	char log[512];
+	log_take(PP_LOG, log, sizeof(log));
+	assert_string_equal(log, "203.0.113.7:5555 198.18.0.100:40000 192.0.2.1:8443\n");
+}
+
+/*
+ * v2 with the longest header the format allows (65,535 bytes of TLVs)
+ * sent at once, then a request: the header's bytes are consumed as they
+ * are parsed, so the receive window never closes on them and the request
+ * behind them arrives (a reader that kept the header in TCP's queue
+ * until complete would pin 64 KB and stall at the window).
+ */
+static void test_proxy_protocol_v2_longest_header_pins_nothing(void **state)
+{
+	(void)state;
+	pp_begin("");
+	static uint8_t big[16 + 65535 + 64];
+	memcpy(big, "\r\n\r\n\0\r\nQUIT\n\x21\x11\xff\xff", 16);
+	memcpy(big + 16, "\xcb\x00\x71\x09\xc0\x00\x02\x01\x1f\x40\x00\x50", 12);
+	size_t at = 28, left = 65535 - 12;
+	while (left) {
+		size_t v = left - 3 > 60000 ? 60000 : left - 3;
+		big[at] = 0xea;
+		big[at + 1] = (uint8_t)(v >> 8);
+		big[at + 2] = (uint8_t)v;
+		memset(big + at + 3, 'v', v);
+		at += 3 + v;
+		left -= 3 + v;
+	}
+	static const char rq[] = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+	memcpy(big + at, rq, sizeof(rq) - 1);
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	hh_send(c, big, (uint32_t)(at + sizeof(rq) - 1), 0);
+	hh_settle();
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_true(got(u, "x-forwarded-for: 203.0.113.9\r\n"));
+	assert_int_equal(pp_stat("versions.v2.found"), 1);
+	send_str(u, OK5);
+	assert_true(got(c, "HTTP/1.1 200 OK\r\n"));
+	hh_fin(c);
+	hh_advance(5);
+	hh_end();
+	char log[512];
+	log_take(PP_LOG, log, sizeof(log));
+	assert_string_equal(log, "203.0.113.9:8000 198.18.0.100:40000 192.0.2.1:80\n");
+}
+
+/*
+ * Refusals, each closed and counted in Envoy's counter and Arion's
+ * reason: no header (not_found_disallowed, error.not_proxy), a bad v1
+ * port (versions.v1.error, error.v1_bad_port), a v2 IPv6 header
+ * (ipv6_refused), LOCAL keeps the TCP peer's address.
+ */
+static void test_proxy_protocol_refusals_counted(void **state)
+{
+	(void)state;
+	pp_begin("");
+	send_str((hh_open(0, 82), hh_settle(), hh_client(0)), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(hh_client(0)->fin_in);
+	assert_null(hh_upstream(0));
+	assert_int_equal(pp_stat("not_found_disallowed"), 1);
+	assert_int_equal(pp_stat("error.not_proxy"), 1);
+	send_str((hh_open(1, 82), hh_settle(), hh_client(1)),
+		 "PROXY TCP4 203.0.113.7 192.0.2.1 05555 80\r\n");
+	assert_true(hh_client(1)->fin_in);
+	assert_int_equal(pp_stat("versions.v1.error"), 1);
+	assert_int_equal(pp_stat("error.v1_bad_port"), 1);
+	hh_open(2, 82);
+	hh_settle();
+	static const char v6[] = "\r\n\r\n\0\r\nQUIT\n\x21\x21\x00\x24"
+				 "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x01"
+				 "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x02"
+				 "\x1f\x40\x00\x50";
+	hh_send(hh_client(2), v6, sizeof(v6) - 1, 0);
+	hh_settle();
+	assert_true(hh_client(2)->fin_in);
+	assert_int_equal(pp_stat("versions.v2.found"), 1);
+	assert_int_equal(pp_stat("ipv6_refused"), 1);
+	/* LOCAL (a balancer's health check): the TCP peer stays */
+	hh_open(3, 82);
+	hh_settle();
+	hh_send(hh_client(3), "\r\n\r\n\0\r\nQUIT\n\x20\x00\x00\x00", 16, 0);
+	send_str(hh_client(3), "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(hh_upstream(0));
+	assert_true(got(hh_upstream(0), "x-forwarded-for: 198.18.0.100\r\n"));
+	for (unsigned i = 0; i < 4; i++)
+		hh_fin(hh_client(i));
+	hh_fin(hh_upstream(0));
+	hh_advance(5);
+	hh_end();
+	unlink(PP_LOG);
+}
+
+/*
+ * allow_requests_without_proxy_protocol: a request without a header goes
+ * on intact (its first byte "P" matched "PROXY " and was not consumed),
+ * counted not_found_allowed; disallowed_versions V1 refuses v1; a header
+ * that never ends is closed at listener_filters_timeout (timeout, and
+ * the listener's downstream_pre_cx_timeout).
+ */
+static void test_proxy_protocol_allowed_without_and_disallowed(void **state)
+{
+	(void)state;
+	pp_begin(",\"allow_requests_without_proxy_protocol\":true,\"disallowed_versions\":[\"V1\"]");
+	send_str((hh_open(0, 82), hh_settle(), hh_client(0)), "POST / HTTP/1.1\r\nHost: a\r\n"
+							      "Content-Length: 0\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_true(got(u, "POST / HTTP/1.1\r\n"));
+	assert_int_equal(pp_stat("not_found_allowed"), 1);
+	send_str((hh_open(1, 82), hh_settle(), hh_client(1)),
+		 "PROXY TCP4 203.0.113.7 192.0.2.1 5555 80\r\n");
+	assert_true(hh_client(1)->fin_in);
+	assert_int_equal(pp_stat("versions.v1.disallowed"), 1);
+	/* half a v2 header at listener_filters_timeout (1 s): closed even
+	 * with the requests without a header allowed */
+	uint64_t t0 = ls_82(ARN_LS_downstream_pre_cx_timeout);
+	hh_open(2, 82);
+	hh_settle();
+	hh_send(hh_client(2), "\r\n\r\n\0\r\nQUIT\n\x21\x11\x00\x0c\xcb", 17, 0);
+	hh_settle();
+	hh_advance(1100);
+	assert_true(hh_client(2)->fin_in);
+	assert_int_equal(pp_stat("timeout"), 1);
+	assert_int_equal(ls_82(ARN_LS_downstream_pre_cx_timeout) - t0, 1);
+	hh_fin(hh_client(2));
+	hh_fin(hh_client(0));
+	hh_fin(hh_client(1));
+	hh_fin(u);
+	hh_advance(5);
+	hh_end();
+	unlink(PP_LOG);
+}
+
 int main(void)
 {
 	/* the data path runs the HTTP filters and, on a connection
@@ -8658,6 +8872,10 @@ int main(void)
 	    T(test_http_ratelimit_grpc_deny),
 	    T(test_http_ratelimit_grpc_client_gone),
 	    T(test_http_ratelimit_xrl),
+	    T(test_proxy_protocol_v1_addresses),
+	    T(test_proxy_protocol_v2_longest_header_pins_nothing),
+	    T(test_proxy_protocol_refusals_counted),
+	    T(test_proxy_protocol_allowed_without_and_disallowed),
 	};
 	/* TEST_FILTER=glob[,glob...]: only these tests, in this file's order
 	 * (a test alone, or after the one it is suspected to depend on) */
