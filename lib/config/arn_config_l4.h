@@ -404,6 +404,8 @@ enum arn_cfg_per_filter_kind {
 	ARN_CFG_PF_BUFFER,
 	/* cfg: struct arn_cfg_ext_proc_route (ExtProcPerRoute) */
 	ARN_CFG_PF_EXT_PROC,
+	/* cfg: struct arn_cfg_lua_route (LuaPerRoute's name) */
+	ARN_CFG_PF_LUA,
 };
 
 /* ---------------------------------------------------------------------------
@@ -1084,5 +1086,43 @@ struct arn_cfg_ext_proc_route {
 	struct arn_cfg_ext_authz_hdr *md; /* grpc_initial_metadata: added to the service's */
 	size_t n_md;
 };
+
+/*
+ * envoy.filters.http.lua (Lua, LuaPerRoute): scripts compiled and run once
+ * at conversion (their envoy_on_request / envoy_on_response found), run
+ * again by each worker in a Lua 5.4 state of its own (lib/http/http_lua.c,
+ * lib/config/arn_lua.h for the bounds).
+ */
+#define ARN_CFG_LUA_MAX_CODES 256 /* source_codes entries */
+
+struct arn_cfg_lua_script {
+	const char *code; /* on the pool */
+	size_t len;
+	const char *name; /* the chunk's name in errors ("default_source_code", "hello.lua") */
+	unsigned idx;	  /* 0 .. n_scripts - 1 within its filter: its state's slot */
+	bool on_request;  /* envoy_on_request is a function */
+	bool on_response; /* envoy_on_response is */
+};
+
+struct arn_cfg_lua {
+	const char *stat_prefix; /* or NULL */
+	/* inline_code or default_source_code, or NULL: only routes naming a
+	 * script run one */
+	const struct arn_cfg_lua_script *dflt;
+	struct arn_cfg_lua_script *named; /* source_codes, in key order */
+	size_t n_named;
+	unsigned n_scripts; /* n_named + (dflt != NULL) */
+};
+
+/* LuaPerRoute's name (its disabled is ARN_CFG_PF_DISABLED). */
+struct arn_cfg_lua_route {
+	const char *name;
+	size_t name_len;
+};
+
+/** The script of @p f's source_codes named @p name (@p len bytes), or
+ * NULL (Envoy then runs none). */
+const struct arn_cfg_lua_script *arn_cfg_lua_find(const struct arn_cfg_lua *f, const char *name,
+						  size_t len);
 
 #endif

@@ -670,6 +670,8 @@ enum arn_cfg_http_filter {
 	ARN_CFG_HF_BUFFER,
 	/* http_filter_cfgs[i]: struct arn_cfg_ext_proc */
 	ARN_CFG_HF_EXT_PROC,
+	/* http_filter_cfgs[i]: struct arn_cfg_lua */
+	ARN_CFG_HF_LUA,
 };
 
 /* McpGateway's defaults and ceilings (docs/mcp.md). */

@@ -328,6 +328,13 @@ const struct arn_cfg_ext_proc_route *conv_ext_proc_route(struct conv *c, struct 
  * only without memory. conv_tracing.c */
 const struct arn_cfg_tracing *conv_tracing(struct conv *c, struct pb t);
 const struct arn_cfg_route_trace *conv_route_trace(struct conv *c, struct pb rt);
+/** envoy.filters.http.lua's Lua converted, its scripts compiled and run
+ * (NULL only without memory); a LuaPerRoute into @p kind
+ * (ARN_CFG_PF_DISABLED or ARN_CFG_PF_LUA) and its name. conv_lua.c */
+struct arn_cfg_lua;
+struct arn_cfg_lua_route;
+const struct arn_cfg_lua *conv_lua(struct conv *c, struct pb p);
+const struct arn_cfg_lua_route *conv_lua_route(struct conv *c, struct pb p, uint8_t *kind);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

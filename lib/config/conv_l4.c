@@ -45,6 +45,8 @@
 #define HTTP_BUFFER_ROUTE_TYPE "envoy.extensions.filters.http.buffer.v3.BufferPerRoute"
 #define HTTP_EXT_PROC_TYPE "envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor"
 #define HTTP_EXT_PROC_ROUTE_TYPE "envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute"
+#define HTTP_LUA_TYPE "envoy.extensions.filters.http.lua.v3.Lua"
+#define HTTP_LUA_ROUTE_TYPE "envoy.extensions.filters.http.lua.v3.LuaPerRoute"
 #define HTTP_SS_TYPE "envoy.extensions.filters.http.stateful_session.v3.StatefulSession"
 #define HTTP_SS_ROUTE_TYPE                                                                         \
 	"envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute"
@@ -1773,6 +1775,18 @@ bool conv_l4_http_filter(struct conv *c, struct pb tc, upb_StringView tn, uint8_
 		conv_pop(c, m);
 		return true;
 	}
+	if (arn_sv_eq(tn, HTTP_LUA_TYPE)) {
+		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.lua"))
+			return true;
+		size_t m = conv_push(c, "typed_config");
+		struct pb p = conv_any(c, tc, HTTP_LUA_TYPE);
+		if (p.m) {
+			*kind = ARN_CFG_HF_LUA;
+			*cfg = conv_lua(c, p);
+		}
+		conv_pop(c, m);
+		return true;
+	}
 	if (arn_sv_eq(tn, HTTP_OAUTH2_TYPE)) {
 		if (!feature(c, ARN_CONFIG_FEATURE_HTTP_L4, "envoy.filters.http.oauth2"))
 			return true;
@@ -2003,6 +2017,14 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			pf->cfg = conv_ext_proc_route(c, r);
 			ok = true;
 		}
+	} else if (arn_sv_eq(tn, HTTP_LUA_ROUTE_TYPE)) {
+		/* disabled: the filter off at this level; name: a script of
+		 * the filter's source_codes */
+		struct pb r = conv_any(c, any, HTTP_LUA_ROUTE_TYPE);
+		if (r.m) {
+			pf->cfg = conv_lua_route(c, r, &pf->kind);
+			ok = true;
+		}
 	} else if (optional) {
 		pf->kind = ARN_CFG_PF_ENABLED;
 		pf->cfg = NULL;
@@ -2013,7 +2035,7 @@ static bool per_filter_typed(struct conv *c, upb_StringView tn, struct pb any,
 			 "Arion (RBACPerRoute, LocalRateLimit, CorsPolicy, HTTPFault, "
 			 "ExtAuthzPerRoute, StatefulSessionPerRoute, BasicAuthPerRoute, "
 			 "CompressorPerRoute, CsrfPolicy, ApiKeyAuthPerRoute, RateLimitPerRoute, "
-			 "HeaderMutationPerRoute, CustomResponse, ExtProcPerRoute, jwt_authn's PerRouteConfig and "
+			 "HeaderMutationPerRoute, CustomResponse, ExtProcPerRoute, LuaPerRoute, jwt_authn's PerRouteConfig and "
 			 "route.v3.FilterConfig are)",
 			 (int)tn.size, tn.data);
 	}

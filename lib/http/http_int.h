@@ -161,6 +161,8 @@ struct http_hcm_rt {
 	/* per network filter index of the chain before this manager */
 	struct arn_stats_scope *l4stats[HTTP_MAX_FILTER_STATS];
 	struct arn_stats_scope *l4shadow[HTTP_MAX_FILTER_STATS]; /* RBAC shadow prefix */
+	/* per HTTP filter index: envoy.filters.http.lua's states (http_lua.c) */
+	struct http_lua_frt *lua[HTTP_MAX_FILTER_STATS];
 };
 
 /* Per listener address ("198.18.0.2_80"): listener.<address>.* stats.

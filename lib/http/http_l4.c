@@ -39,6 +39,7 @@
 #include "http_hm.h"
 #include "http_buffer.h"
 #include "http_ext_proc.h"
+#include "http_lua.h"
 #include "http_oauth2.h"
 #include "http_fault.h"
 #include "http_filter.h"
@@ -270,6 +271,11 @@ int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned c
 		 * processor sees the route's headers and has the last word);
 		 * or -EINPROGRESS: the head waits for the processor */
 		int j = http_ext_proc_resp_edits(st, e + k, cap - (unsigned)k);
+		k = j < 0 ? j : k + j;
+	}
+	if (k >= 0 && arn_cfg_hcm_has_filter(st->hc->hcm, ARN_CFG_HF_LUA)) {
+		/* envoy_on_response's header changes */
+		int j = http_lua_resp_edits(st, e + k, cap - (unsigned)k);
 		k = j < 0 ? j : k + j;
 	}
 	return k;
@@ -1475,7 +1481,8 @@ static bool l4_active(const struct arn_cfg_hcm *h)
 		    h->http_filters[i] == ARN_CFG_HF_HEADER_MUTATION ||
 		    h->http_filters[i] == ARN_CFG_HF_CUSTOM_RESPONSE ||
 		    h->http_filters[i] == ARN_CFG_HF_BUFFER ||
-		    h->http_filters[i] == ARN_CFG_HF_EXT_PROC)
+		    h->http_filters[i] == ARN_CFG_HF_EXT_PROC ||
+		    h->http_filters[i] == ARN_CFG_HF_LUA)
 			return true;
 	return false;
 }
@@ -1568,6 +1575,7 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 		case ARN_CFG_HF_HEADER_MUTATION:
 		case ARN_CFG_HF_BUFFER:
 		case ARN_CFG_HF_EXT_PROC:
+		case ARN_CFG_HF_LUA:
 			if (!cfg)
 				break;
 			if (!have) {
@@ -1627,6 +1635,9 @@ static bool l4_filters_run(struct http_stream *st, const struct arn_cfg_gen *g,
 					return true;
 			} else if (h->http_filters[i] == ARN_CFG_HF_EXT_PROC) {
 				if (http_ext_proc_step(st, i, cfg, matched ? &mt : NULL))
+					return true;
+			} else if (h->http_filters[i] == ARN_CFG_HF_LUA) {
+				if (http_lua_step(st, i, cfg, matched ? &mt : NULL))
 					return true;
 			} else {
 				bool first = first_rl;

@@ -11,6 +11,7 @@
 #include "arn_config.h"
 #include "http_int.h"
 #include "http_l4.h"
+#include "http_lua.h"
 
 void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 {
@@ -138,12 +139,22 @@ void http_l4_hrt_init(struct http_hcm_rt *r, const struct arn_cfg_listener *l)
 				 f->stat_prefix ? f->stat_prefix : "");
 			r->fstats[i] =
 			    arn_stats_scope_get_named(&arn_stats_ext_proc_schema, fam, NULL, NULL);
+		} else if (h->http_filters[i] == ARN_CFG_HF_LUA) {
+			/* Envoy: http.<HCM stat_prefix>.lua[.<its stat_prefix>].* */
+			const struct arn_cfg_lua *f = cfg;
+			snprintf(fam, sizeof(fam), "http.%s.lua%s%s",
+				 h->stat_prefix ? h->stat_prefix : "", f->stat_prefix ? "." : "",
+				 f->stat_prefix ? f->stat_prefix : "");
+			r->fstats[i] =
+			    arn_stats_scope_get_named(&arn_stats_lua_schema, fam, NULL, NULL);
+			http_lua_hrt_init(r, i, f);
 		}
 	}
 }
 
 void http_l4_hrt_fini(struct http_hcm_rt *r)
 {
+	http_lua_hrt_fini(r);
 	for (unsigned i = 0; i < HTTP_MAX_FILTER_STATS; i++) {
 		arn_stats_scope_put(r->fstats[i]);
 		arn_stats_scope_put(r->fshadow[i]);

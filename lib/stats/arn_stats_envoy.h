@@ -290,6 +290,14 @@ enum arn_ext_proc_stat {
 };
 /* http.<prefix>.ext_proc[.<its stat_prefix>].* (untagged, arn_stats_scope_get_named) */
 extern struct arn_stats_schema arn_stats_ext_proc_schema;
+enum arn_lua_stat {
+#define ARN_STAT(kind, name, help) ARN_LUA_##name,
+#include "envoy_lua_stats.def"
+#undef ARN_STAT
+	ARN_LUA__COUNT
+};
+/* http.<prefix>.lua[.<its stat_prefix>].* (untagged, arn_stats_scope_get_named) */
+extern struct arn_stats_schema arn_stats_lua_schema;
 
 /* tracing.opentelemetry.* (untagged; the OpenTelemetry tracer's) */
 enum arn_otel_stat {

@@ -203,3 +203,9 @@ static const struct arn_stat_def otel_defs[] = {
 #undef ARN_STAT
 };
 struct arn_stats_schema arn_stats_otel_schema = ARN_STATS_SCHEMA("tracing.opentelemetry", otel_defs);
+static const struct arn_stat_def lua_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_lua_stats.def"
+#undef ARN_STAT
+};
+struct arn_stats_schema arn_stats_lua_schema = ARN_STATS_SCHEMA("lua", lua_defs);

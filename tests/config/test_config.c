@@ -309,5 +309,6 @@ int main(void)
 					 NULL, NULL);
 	fails += _cmocka_run_group_tests("conv_client", conv_client_tests, n_conv_client_tests,
 					 NULL, NULL);
+	fails += _cmocka_run_group_tests("conv_lua", conv_lua_tests, n_conv_lua_tests, NULL, NULL);
 	return fails ? 1 : 0;
 }

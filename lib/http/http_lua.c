@@ -1,0 +1,1057 @@
+/*
+ * envoy.filters.http.lua (http_lua.h), as Envoy's lua_filter.cc and
+ * wrappers.cc: the stream handle, its header map, stream info and
+ * connection objects over a head of Arion's, a script's header changes
+ * kept as edits (removed names, added lines) the head is written with.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "arn_config.h"
+#include "arn_fmt.h"
+#include "arn_log.h"
+#include "arn_lua.h"
+#include "arn_tls.h"
+#include "http_int.h"
+#include "http_local.h"
+#include "http_lua.h"
+#include "http_req_kept.h"
+#include "http_stream.h"
+#include "http_worker.h"
+
+#define SLOTS (ARN_STATS_MAX_WORKERS + 1u)
+
+struct http_lua_vm {
+	lua_State *L;
+	struct arn_lua_mem mem;
+	int ref_req, ref_resp; /* LUA_NOREF: the script has none */
+	uint64_t serial;       /* the current call's (objects of other calls are dead) */
+	uint64_t n_errors;     /* script errors of this state (the log's 1st, 2nd, 4th, ...) */
+	struct lua_call *cur;  /* the call running, or NULL */
+	bool failed;	       /* its state could not be made: the script never runs */
+};
+
+struct http_lua_frt {
+	const struct arn_cfg_lua *cfg;
+	struct http_lua_vm **vms; /* [slot * n_scripts + script idx], NULL until needed */
+};
+
+/* A line a script added. */
+struct lua_add {
+	const char *n, *v; /* in the stream's text */
+	uint16_t nl;
+	uint32_t vl;
+	bool live;
+};
+
+/* One call into a script: what it sees and what it changed. */
+struct lua_call {
+	struct http_stream *st;
+	struct http_lua_vm *vm;
+	const struct arn_h1_msg *m; /* the head */
+	bool resp;
+	uint64_t serial;
+	/* the head's lines removed (by name: every line of it), and the
+	 * names to remove as edits */
+	bool gone[HTTP_MAX_HDRS];
+	const char *rm[HTTP_LUA_MAX_EDITS];
+	uint16_t rm_len[HTTP_LUA_MAX_EDITS];
+	unsigned n_rm;
+	struct lua_add adds[HTTP_LUA_MAX_EDITS];
+	unsigned n_adds;
+	bool overflow;
+	/* respond() */
+	bool responded;
+	unsigned status;
+	const char *body;
+	size_t blen;
+	struct arn_h1_edit reply[HTTP_LUA_MAX_EDITS];
+	unsigned n_reply;
+};
+
+/* Every object the script gets: the call it belongs to. */
+struct lua_obj {
+	uint64_t serial;
+};
+
+#define MT_HANDLE "arion.lua.stream_handle"
+#define MT_HEADERS "arion.lua.header_map"
+#define MT_INFO "arion.lua.stream_info"
+#define MT_CONN "arion.lua.connection"
+#define MT_SSL "arion.lua.ssl_connection"
+
+/* ---- control lcore ------------------------------------------------------------------------- */
+
+void http_lua_hrt_init(struct http_hcm_rt *r, size_t i, const struct arn_cfg_lua *f)
+{
+	if (i >= HTTP_MAX_FILTER_STATS || !f->n_scripts)
+		return;
+	struct http_lua_frt *t = calloc(1, sizeof(*t));
+	struct http_lua_vm **v = t ? calloc((size_t)SLOTS * f->n_scripts, sizeof(*v)) : NULL;
+	if (!v) {
+		free(t);
+		ARN_ERR(HTTP, "lua: no memory for filter %zu's states: its scripts do not run", i);
+		return;
+	}
+	t->cfg = f;
+	t->vms = v;
+	r->lua[i] = t;
+}
+
+void http_lua_hrt_fini(struct http_hcm_rt *r)
+{
+	for (size_t i = 0; i < HTTP_MAX_FILTER_STATS; i++) {
+		struct http_lua_frt *t = r->lua[i];
+		if (!t)
+			continue;
+		for (size_t k = 0; k < (size_t)SLOTS * t->cfg->n_scripts; k++) {
+			if (!t->vms[k])
+				continue;
+			arn_lua_close(t->vms[k]->L);
+			free(t->vms[k]);
+		}
+		free(t->vms);
+		free(t);
+		r->lua[i] = NULL;
+	}
+}
+
+/* ---- objects ------------------------------------------------------------------------------- */
+
+static struct http_lua_vm *vm_of(lua_State *L)
+{
+	void *ud;
+	lua_getallocf(L, &ud);
+	return (struct http_lua_vm *)(void *)((char *)ud - offsetof(struct http_lua_vm, mem));
+}
+
+/* The call object @p idx (of metatable @p mt) belongs to, or a script
+ * error: Envoy's objects die with the call that made them. */
+static struct lua_call *live(lua_State *L, int idx, const char *mt)
+{
+	struct lua_obj *o = luaL_checkudata(L, idx, mt);
+	struct http_lua_vm *vm = vm_of(L);
+	if (!vm->cur || vm->cur->serial != o->serial)
+		luaL_error(L, "object used outside of proper scope");
+	return vm->cur;
+}
+
+static void new_obj(lua_State *L, struct lua_call *c, const char *mt)
+{
+	struct lua_obj *o = lua_newuserdatauv(L, sizeof(*o), 0);
+	o->serial = c->serial;
+	luaL_setmetatable(L, mt);
+}
+
+static int not_built(lua_State *L)
+{
+	return luaL_error(L, "%s() is not supported by Arion",
+			  lua_tostring(L, lua_upvalueindex(1)));
+}
+
+/* ---- the header map ------------------------------------------------------------------------ */
+
+static bool eq(const char *a, size_t al, const char *b, size_t bl)
+{
+	return arn_h1_eq_nocase(a, al, b, bl);
+}
+
+/* A pseudo-header's value (":path", ...), or NULL. */
+static const char *pseudo(struct lua_call *c, const char *n, size_t nl, size_t *vl, char *buf)
+{
+	const struct arn_h1_msg *m = c->m;
+	if (c->resp) {
+		if (nl == 7 && memcmp(n, ":status", 7) == 0) {
+			*vl = (size_t)snprintf(buf, 8, "%u", m->status);
+			return buf;
+		}
+		return NULL;
+	}
+	if (nl == 5 && memcmp(n, ":path", 5) == 0) {
+		*vl = m->path.len;
+		return m->path.p;
+	}
+	if (nl == 7 && memcmp(n, ":method", 7) == 0) {
+		*vl = m->method_name.len;
+		return m->method_name.p;
+	}
+	if (nl == 10 && memcmp(n, ":authority", 10) == 0) {
+		*vl = m->authority.len;
+		return m->authority.p;
+	}
+	if (nl == 7 && memcmp(n, ":scheme", 7) == 0) {
+		const char *s = c->st->hc->tls ? "https" : "http";
+		*vl = strlen(s);
+		return s;
+	}
+	return NULL;
+}
+
+/* Is head line @p j one the script sees? (Host is :authority.) */
+static bool shown(const struct lua_call *c, unsigned j)
+{
+	if (c->gone[j])
+		return false;
+	return c->resp || (int)j != c->m->host_idx;
+}
+
+/* The @p k-th value of @p n (head lines first, then added ones), or NULL. */
+static const char *value_at(struct lua_call *c, const char *n, size_t nl, size_t k, size_t *vl)
+{
+	for (unsigned j = 0; j < c->m->n_hdrs; j++) {
+		const struct arn_h1_header *h = &c->m->hdrs[j];
+		if (shown(c, j) && eq(h->name, h->name_len, n, nl) && k-- == 0) {
+			*vl = h->value_len;
+			return h->value;
+		}
+	}
+	for (unsigned j = 0; j < c->n_adds; j++) {
+		const struct lua_add *a = &c->adds[j];
+		if (a->live && eq(a->n, a->nl, n, nl) && k-- == 0) {
+			*vl = a->vl;
+			return a->v;
+		}
+	}
+	return NULL;
+}
+
+/* RFC 9110's token characters */
+static bool tchar(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/* A header name the script may change: a token, not a pseudo-header nor
+ * one that frames or routes the message (as header_mutation's). */
+static const char *check_name(lua_State *L, int idx, size_t *nl)
+{
+	const char *n = luaL_checklstring(L, idx, nl);
+	if (*nl && n[0] == ':')
+		luaL_error(L, "Arion does not let a script change '%s'", n);
+	if (*nl == 0 || *nl > 255)
+		luaL_error(L, "invalid header name");
+	for (size_t i = 0; i < *nl; i++)
+		if (!tchar((unsigned char)n[i]))
+			luaL_error(L, "invalid header name");
+	static const char *const no[] = {"host", "content-length", "transfer-encoding",
+					 "connection", "upgrade"};
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (eq(no[i], strlen(no[i]), n, *nl))
+			luaL_error(L, "Arion does not let a script change '%s'", no[i]);
+	return n;
+}
+
+/* @p n (@p nl bytes) into the stream's text (lower case: Envoy's names are). */
+static const char *keep(lua_State *L, struct lua_call *c, const char *s, size_t len, bool lower)
+{
+	char *t = http_st_text(c->st, len ? len : 1);
+	if (!t) {
+		c->overflow = true;
+		luaL_error(L, "header edits do not fit the stream's room (%d bytes)", HTTP_TEXT);
+	}
+	for (size_t i = 0; i < len; i++)
+		t[i] = lower && s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
+	return t;
+}
+
+static const char *check_value(lua_State *L, int idx, size_t *vl)
+{
+	const char *v = luaL_checklstring(L, idx, vl);
+	for (size_t i = 0; i < *vl; i++)
+		if (v[i] == '\r' || v[i] == '\n' || v[i] == '\0')
+			luaL_error(L, "invalid header value");
+	return v;
+}
+
+static void edit_room(lua_State *L, struct lua_call *c)
+{
+	if (c->n_rm + c->n_adds >= HTTP_LUA_MAX_EDITS) {
+		c->overflow = true;
+		luaL_error(L, "more than %d header edits", HTTP_LUA_MAX_EDITS);
+	}
+}
+
+static void remove_name(lua_State *L, struct lua_call *c, const char *n, size_t nl)
+{
+	bool in_head = false;
+	for (unsigned j = 0; j < c->m->n_hdrs; j++) {
+		const struct arn_h1_header *h = &c->m->hdrs[j];
+		if (!c->gone[j] && eq(h->name, h->name_len, n, nl)) {
+			c->gone[j] = true;
+			in_head = true;
+		}
+	}
+	for (unsigned j = 0; j < c->n_adds; j++)
+		if (eq(c->adds[j].n, c->adds[j].nl, n, nl))
+			c->adds[j].live = false;
+	if (!in_head)
+		return;
+	edit_room(L, c);
+	c->rm[c->n_rm] = keep(L, c, n, nl, true);
+	c->rm_len[c->n_rm++] = (uint16_t)nl;
+}
+
+static void add_line(lua_State *L, struct lua_call *c, const char *n, size_t nl, const char *v,
+		     size_t vl)
+{
+	edit_room(L, c);
+	const char *kn = keep(L, c, n, nl, true);
+	const char *kv = keep(L, c, v, vl, false);
+	c->adds[c->n_adds++] = (struct lua_add){
+	    .n = kn, .nl = (uint16_t)nl, .v = kv, .vl = (uint32_t)vl, .live = true};
+}
+
+/* get(name): every value joined with "," (Envoy's HeaderMapWrapper), or nil */
+static int h_get(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HEADERS);
+	size_t nl, vl;
+	const char *n = luaL_checklstring(L, 2, &nl);
+	char buf[8];
+	const char *v = pseudo(c, n, nl, &vl, buf);
+	if (v) {
+		lua_pushlstring(L, v, vl);
+		return 1;
+	}
+	if (!c->resp && eq(n, nl, "host", 4)) {
+		lua_pushnil(L); /* Host is :authority */
+		return 1;
+	}
+	luaL_Buffer b;
+	bool any = false;
+	for (size_t k = 0; (v = value_at(c, n, nl, k, &vl)); k++) {
+		if (!any)
+			luaL_buffinit(L, &b);
+		else
+			luaL_addchar(&b, ',');
+		luaL_addlstring(&b, v, vl);
+		any = true;
+	}
+	if (any)
+		luaL_pushresult(&b);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+/* getAtIndex(name, i): the i-th value (0 first), or nil */
+static int h_get_at(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HEADERS);
+	size_t nl, vl;
+	const char *n = luaL_checklstring(L, 2, &nl);
+	lua_Integer k = luaL_checkinteger(L, 3);
+	const char *v = k < 0 ? NULL : value_at(c, n, nl, (size_t)k, &vl);
+	char buf[8];
+	if (!v && k == 0)
+		v = pseudo(c, n, nl, &vl, buf);
+	if (v)
+		lua_pushlstring(L, v, vl);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+static int h_num(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HEADERS);
+	size_t nl, vl;
+	const char *n = luaL_checklstring(L, 2, &nl);
+	char buf[8];
+	lua_Integer k = 0;
+	if (pseudo(c, n, nl, &vl, buf))
+		k = 1;
+	else
+		while (value_at(c, n, nl, (size_t)k, &vl))
+			k++;
+	lua_pushinteger(L, k);
+	return 1;
+}
+
+static int h_add(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HEADERS);
+	size_t nl, vl;
+	const char *n = check_name(L, 2, &nl);
+	const char *v = check_value(L, 3, &vl);
+	add_line(L, c, n, nl, v, vl);
+	return 0;
+}
+
+/* replace(name, value): every line of name gone, one with value */
+static int h_replace(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HEADERS);
+	size_t nl, vl;
+	const char *n = check_name(L, 2, &nl);
+	const char *v = check_value(L, 3, &vl);
+	remove_name(L, c, n, nl);
+	add_line(L, c, n, nl, v, vl);
+	return 0;
+}
+
+static int h_remove(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HEADERS);
+	size_t nl;
+	const char *n = check_name(L, 2, &nl);
+	remove_name(L, c, n, nl);
+	return 0;
+}
+
+/* pairs(): the pseudo-headers, the head's lines, the added ones (each
+ * step a position in upvalue 2) */
+static int h_next(lua_State *L)
+{
+	struct lua_call *c = live(L, lua_upvalueindex(1), MT_HEADERS);
+	lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2));
+	static const char *const req_ps[] = {":authority", ":path", ":method", ":scheme"};
+	static const char *const resp_ps[] = {":status"};
+	const char *const *ps = c->resp ? resp_ps : req_ps;
+	lua_Integer np = c->resp ? 1 : 4;
+	for (;; pos++) {
+		const char *n = NULL, *v = NULL;
+		size_t nl = 0, vl = 0;
+		char buf[8];
+		if (pos < np) {
+			n = ps[pos];
+			nl = strlen(n);
+			v = pseudo(c, n, nl, &vl, buf);
+		} else if (pos < np + c->m->n_hdrs) {
+			unsigned j = (unsigned)(pos - np);
+			if (!shown(c, j))
+				continue;
+			n = c->m->hdrs[j].name;
+			nl = c->m->hdrs[j].name_len;
+			v = c->m->hdrs[j].value;
+			vl = c->m->hdrs[j].value_len;
+		} else if (pos < np + c->m->n_hdrs + c->n_adds) {
+			const struct lua_add *a = &c->adds[pos - np - c->m->n_hdrs];
+			if (!a->live)
+				continue;
+			n = a->n;
+			nl = a->nl;
+			v = a->v;
+			vl = a->vl;
+		} else {
+			return 0;
+		}
+		lua_pushinteger(L, pos + 1);
+		lua_replace(L, lua_upvalueindex(2));
+		/* names as Envoy's: lower case */
+		luaL_Buffer b;
+		char *p = luaL_buffinitsize(L, &b, nl);
+		for (size_t i = 0; i < nl; i++)
+			p[i] = n[i] >= 'A' && n[i] <= 'Z' ? (char)(n[i] + 32) : n[i];
+		luaL_pushresultsize(&b, nl);
+		lua_pushlstring(L, v, vl);
+		return 2;
+	}
+}
+
+static int h_pairs(lua_State *L)
+{
+	live(L, 1, MT_HEADERS);
+	lua_pushvalue(L, 1);
+	lua_pushinteger(L, 0);
+	lua_pushcclosure(L, h_next, 2);
+	return 1;
+}
+
+/* ---- the stream handle --------------------------------------------------------------------- */
+
+static int s_headers(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HANDLE);
+	new_obj(L, c, MT_HEADERS);
+	return 1;
+}
+
+/* respond({[":status"] = "403", ...}, body): a local reply (requests),
+ * the script ends there (Envoy yields and never resumes it) */
+static int s_respond(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HANDLE);
+	if (c->resp)
+		return luaL_error(L, "respond() is only for requests");
+	luaL_checktype(L, 2, LUA_TTABLE);
+	size_t blen = 0;
+	const char *body = luaL_optlstring(L, 3, NULL, &blen);
+	unsigned status = 0;
+	c->n_reply = 0;
+	lua_pushnil(L);
+	while (lua_next(L, 2)) {
+		if (lua_type(L, -2) != LUA_TSTRING)
+			return luaL_error(L, "respond(): a header name must be a string");
+		size_t nl, vl;
+		const char *n = lua_tolstring(L, -2, &nl);
+		if (nl == 7 && memcmp(n, ":status", 7) == 0) {
+			lua_Integer s = 0;
+			if (lua_type(L, -1) == LUA_TNUMBER)
+				s = lua_tointeger(L, -1);
+			else if (lua_type(L, -1) == LUA_TSTRING) {
+				const char *sv = lua_tostring(L, -1);
+				char *e;
+				s = strtol(sv, &e, 10);
+				if (*e)
+					s = 0;
+			}
+			if (s < 200 || s > 599)
+				return luaL_error(L, "respond(): invalid :status");
+			status = (unsigned)s;
+			lua_pop(L, 1);
+			continue;
+		}
+		lua_pushvalue(L, -2); /* check_name reads it at the top */
+		n = check_name(L, -1, &nl);
+		lua_pop(L, 1);
+		if (!lua_isstring(L, -1))
+			return luaL_error(L, "respond(): a header value must be a string");
+		const char *v = check_value(L, -1, &vl);
+		if (c->n_reply == HTTP_LUA_MAX_EDITS) {
+			c->overflow = true;
+			return luaL_error(L, "more than %d header edits", HTTP_LUA_MAX_EDITS);
+		}
+		const char *kn = keep(L, c, n, nl, true);
+		const char *kv = keep(L, c, v, vl, false);
+		c->reply[c->n_reply++] = (struct arn_h1_edit){.name = kn,
+							      .name_len = (uint16_t)nl,
+							      .value = kv,
+							      .value_len = (uint32_t)vl,
+							      .op = ARN_H1_EDIT_ADD};
+		lua_pop(L, 1);
+	}
+	if (!status)
+		return luaL_error(L, "respond(): :status must be set");
+	c->responded = true;
+	c->status = status;
+	c->body = body; /* on the coroutine's stack until the reply is made */
+	c->blen = blen;
+	return lua_yield(L, 0);
+}
+
+static int s_log(lua_State *L)
+{
+	live(L, 1, MT_HANDLE);
+	int level = (int)lua_tointeger(L, lua_upvalueindex(1));
+	size_t len;
+	const char *msg = luaL_checklstring(L, 2, &len);
+	if (level >= arn_log_levels[ARN_LOGM_HTTP])
+		arn_log_write((enum arn_log_level)level, ARN_LOGM_HTTP, "script log: %.*s%s",
+			      (int)(len > HTTP_LUA_LOG_MAX ? HTTP_LUA_LOG_MAX : len), msg,
+			      len > HTTP_LUA_LOG_MAX ? " [cut]" : "");
+	return 0;
+}
+
+static int s_stream_info(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HANDLE);
+	new_obj(L, c, MT_INFO);
+	return 1;
+}
+
+static int s_connection(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HANDLE);
+	new_obj(L, c, MT_CONN);
+	return 1;
+}
+
+static int s_base64(lua_State *L)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	live(L, 1, MT_HANDLE);
+	size_t n;
+	const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 2, &n);
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)s[i + 1] << 8;
+		if (i + 2 < n)
+			v |= s[i + 2];
+		luaL_addchar(&b, tab[v >> 18 & 63]);
+		luaL_addchar(&b, tab[v >> 12 & 63]);
+		luaL_addchar(&b, i + 1 < n ? tab[v >> 6 & 63] : '=');
+		luaL_addchar(&b, i + 2 < n ? tab[v & 63] : '=');
+	}
+	luaL_pushresult(&b);
+	return 1;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* timestamp(): milliseconds since the epoch (Envoy's default resolution) */
+static int s_timestamp(lua_State *L)
+{
+	live(L, 1, MT_HANDLE);
+	lua_Integer res = luaL_optinteger(L, 2, 0);
+	if (res != 0)
+		return luaL_error(L, "timestamp format must be MILLISECOND.");
+	lua_pushinteger(L, (lua_Integer)(now_us() / 1000u));
+	return 1;
+}
+
+/* timestampString(resolution): EnvoyTimestampResolution.MILLISECOND (0,
+ * the default) or MICROSECOND (1), as a decimal string */
+static int s_timestamp_string(lua_State *L)
+{
+	live(L, 1, MT_HANDLE);
+	lua_Integer res = luaL_optinteger(L, 2, 0);
+	if (res != 0 && res != 1)
+		return luaL_error(L, "timestamp format must be MILLISECOND or MICROSECOND.");
+	uint64_t us = now_us();
+	lua_pushfstring(L, "%I", (lua_Integer)(res ? us : us / 1000u));
+	return 1;
+}
+
+/* ---- stream info, connection --------------------------------------------------------------- */
+
+static void push_addr(lua_State *L, uint32_t a, uint16_t port)
+{
+	char b[ARN_FMT_IP4_MAX + 8];
+	int k = arn_fmt_ip4(a, b);
+	k += snprintf(b + k, sizeof(b) - (size_t)k, ":%u", port);
+	lua_pushlstring(L, b, (size_t)k);
+}
+
+static int i_protocol(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_INFO);
+	uint8_t v = c->st->version;
+	lua_pushstring(L, v >= 20 ? "HTTP/2" : v == 10 ? "HTTP/1.0" : "HTTP/1.1");
+	return 1;
+}
+
+static int i_local(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_INFO);
+	push_addr(L, c->st->hc->laddr, c->st->hc->lport);
+	return 1;
+}
+
+static int i_direct_remote(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_INFO);
+	push_addr(L, c->st->hc->raddr, c->st->hc->rport);
+	return 1;
+}
+
+/* the client the connection manager trusts (x-forwarded-for unless
+ * use_remote_address): an address from the header has port 0, as Envoy's */
+static int i_remote(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_INFO);
+	struct http_conn *hc = c->st->hc;
+	bool internal;
+	uint32_t a = http_client_addr(hc->hcm, &c->st->req.m, hc->raddr, &internal);
+	push_addr(L, a, a == hc->raddr ? hc->rport : 0);
+	return 1;
+}
+
+static int i_sni(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_INFO);
+	const struct arn_tls_conn *t = c->st->hc->tls;
+	const char *sni =
+	    t && t->ssl ? SSL_get_servername(t->ssl, TLSEXT_NAMETYPE_host_name) : NULL;
+	lua_pushstring(L, sni ? sni : "");
+	return 1;
+}
+
+static int c_ssl(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_CONN);
+	if (!c->st->hc->tls) {
+		lua_pushnil(L);
+		return 1;
+	}
+	new_obj(L, c, MT_SSL);
+	return 1;
+}
+
+static SSL *ssl_of(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_SSL);
+	return c->st->hc->tls ? c->st->hc->tls->ssl : NULL;
+}
+
+static int t_presented(lua_State *L)
+{
+	SSL *s = ssl_of(L);
+	lua_pushboolean(L, s && SSL_get0_peer_certificate(s) != NULL);
+	return 1;
+}
+
+static int t_validated(lua_State *L)
+{
+	SSL *s = ssl_of(L);
+	lua_pushboolean(L, s && SSL_get0_peer_certificate(s) != NULL &&
+			       SSL_get_verify_result(s) == X509_V_OK);
+	return 1;
+}
+
+static int t_version(lua_State *L)
+{
+	SSL *s = ssl_of(L);
+	lua_pushstring(L, s ? SSL_get_version(s) : "");
+	return 1;
+}
+
+static int t_cipher(lua_State *L)
+{
+	SSL *s = ssl_of(L);
+	const SSL_CIPHER *ci = s ? SSL_get_current_cipher(s) : NULL;
+	lua_pushstring(L, ci ? SSL_CIPHER_get_name(ci) : "");
+	return 1;
+}
+
+/* A metatable whose __index holds @p fns, and stubs naming @p nb, Envoy's
+ * methods Arion does not build. */
+static void type_new(lua_State *L, const char *mt, const luaL_Reg *fns, const char *const *nb)
+{
+	luaL_newmetatable(L, mt);
+	lua_newtable(L);
+	luaL_setfuncs(L, fns, 0);
+	for (; nb && *nb; nb++) {
+		lua_pushstring(L, *nb);
+		lua_pushcclosure(L, not_built, 1);
+		lua_setfield(L, -2, *nb);
+	}
+	lua_setfield(L, -2, "__index");
+	lua_pushstring(L, "locked");
+	lua_setfield(L, -2, "__metatable");
+}
+
+/* In protected mode: the types. */
+static int types_k(lua_State *L)
+{
+	static const luaL_Reg handle[] = {{"headers", s_headers},
+					  {"respond", s_respond},
+					  {"streamInfo", s_stream_info},
+					  {"connection", s_connection},
+					  {"base64Escape", s_base64},
+					  {"timestamp", s_timestamp},
+					  {"timestampString", s_timestamp_string},
+					  {NULL, NULL}};
+	static const char *const handle_nb[] = {"body",
+						"bodyChunks",
+						"trailers",
+						"httpCall",
+						"metadata",
+						"filterContext",
+						"importPublicKey",
+						"verifySignature",
+						"clearRouteCache",
+						"route",
+						"virtualHost",
+						"connectionStreamInfo",
+						NULL};
+	type_new(L, MT_HANDLE, handle, handle_nb);
+	/* log*(): Envoy's levels, Arion's log */
+	static const char *const logs[] = {"logTrace", "logDebug", "logInfo",
+					   "logWarn",  "logErr",   "logCritical"};
+	static const int lv[] = {ARN_LOG_TRACE, ARN_LOG_DEBUG, ARN_LOG_INFO,
+				 ARN_LOG_WARN,	ARN_LOG_ERROR, ARN_LOG_CRITICAL};
+	luaL_getmetatable(L, MT_HANDLE);
+	lua_getfield(L, -1, "__index");
+	for (size_t k = 0; k < sizeof(logs) / sizeof(logs[0]); k++) {
+		lua_pushinteger(L, lv[k]);
+		lua_pushcclosure(L, s_log, 1);
+		lua_setfield(L, -2, logs[k]);
+	}
+	lua_pop(L, 2);
+	static const luaL_Reg headers[] = {
+	    {"get", h_get}, {"getAtIndex", h_get_at}, {"getNumValues", h_num},
+	    {"add", h_add}, {"replace", h_replace},   {"remove", h_remove},
+	    {NULL, NULL}};
+	static const char *const headers_nb[] = {"setHttp1ReasonPhrase", NULL};
+	type_new(L, MT_HEADERS, headers, headers_nb);
+	lua_pushcfunction(L, h_pairs);
+	lua_setfield(L, -2, "__pairs");
+	lua_pop(L, 1);
+	static const luaL_Reg info[] = {{"protocol", i_protocol},
+					{"downstreamLocalAddress", i_local},
+					{"downstreamDirectRemoteAddress", i_direct_remote},
+					{"downstreamRemoteAddress", i_remote},
+					{"requestedServerName", i_sni},
+					{NULL, NULL}};
+	static const char *const info_nb[] = {"dynamicMetadata",	 "filterState",
+					      "downstreamSslConnection", "routeName",
+					      "virtualClusterName",	 NULL};
+	type_new(L, MT_INFO, info, info_nb);
+	lua_pop(L, 1);
+	static const luaL_Reg conn[] = {{"ssl", c_ssl}, {NULL, NULL}};
+	type_new(L, MT_CONN, conn, NULL);
+	lua_pop(L, 1);
+	static const luaL_Reg ssl[] = {{"peerCertificatePresented", t_presented},
+				       {"peerCertificateValidated", t_validated},
+				       {"tlsVersion", t_version},
+				       {"ciphersuiteString", t_cipher},
+				       {NULL, NULL}};
+	static const char *const ssl_nb[] = {"uriSanLocalCertificate",
+					     "sha256PeerCertificateDigest",
+					     "serialNumberPeerCertificate",
+					     "issuerPeerCertificate",
+					     "subjectPeerCertificate",
+					     "uriSanPeerCertificate",
+					     "subjectLocalCertificate",
+					     "dnsSansPeerCertificate",
+					     "dnsSansLocalCertificate",
+					     "validFromPeerCertificate",
+					     "expirationPeerCertificate",
+					     "sessionId",
+					     "ciphersuiteId",
+					     "urlEncodedPemEncodedPeerCertificate",
+					     "urlEncodedPemEncodedPeerCertificateChain",
+					     "parsedSubjectPeerCertificate",
+					     NULL};
+	type_new(L, MT_SSL, ssl, ssl_nb);
+	lua_pop(L, 1);
+	/* EnvoyTimestampResolution, as Envoy's initializer */
+	lua_newtable(L);
+	lua_pushinteger(L, 0);
+	lua_setfield(L, -2, "MILLISECOND");
+	lua_pushinteger(L, 1);
+	lua_setfield(L, -2, "MICROSECOND");
+	lua_setglobal(L, "EnvoyTimestampResolution");
+	return 0;
+}
+
+/* ---- workers ------------------------------------------------------------------------------- */
+
+static void count(struct http_stream *st, size_t i, unsigned id)
+{
+	struct http_hcm_rt *r = st->hc->hrt;
+	if (r && i < HTTP_MAX_FILTER_STATS && r->fstats[i])
+		arn_stats_inc(r->fstats[i], st->hc->w->slot, id);
+}
+
+/* The worker's state for script @p s of filter @p i, made now if it is
+ * the first request that needs it; NULL when it cannot be. */
+static struct http_lua_vm *vm_get(struct http_stream *st, size_t i,
+				  const struct arn_cfg_lua_script *s)
+{
+	struct http_hcm_rt *r = st->hc->hrt;
+	struct http_lua_frt *t = r && i < HTTP_MAX_FILTER_STATS ? r->lua[i] : NULL;
+	unsigned slot = st->hc->w->slot;
+	if (!t || slot >= SLOTS || s->idx >= t->cfg->n_scripts)
+		return NULL;
+	struct http_lua_vm **pv = &t->vms[(size_t)slot * t->cfg->n_scripts + s->idx];
+	if (*pv)
+		return (*pv)->failed ? NULL : *pv;
+	struct http_lua_vm *vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return NULL;
+	*pv = vm;
+	vm->L = arn_lua_new(&vm->mem);
+	char err[256];
+	if (!vm->L) {
+		snprintf(err, sizeof(err), "no memory for a state");
+	} else {
+		lua_pushcfunction(vm->L, types_k);
+		if (lua_pcall(vm->L, 0, 0, 0) != LUA_OK) {
+			snprintf(err, sizeof(err), "no memory for its types");
+			lua_pop(vm->L, 1);
+		} else if (arn_lua_load(vm->L, s->code, s->len, s->name, &vm->ref_req,
+					&vm->ref_resp, err, sizeof(err)) == 0) {
+			return vm;
+		}
+	}
+	/* conversion ran it, so only the worker's own memory fails here */
+	vm->failed = true;
+	count(st, i, ARN_LUA_state_failed);
+	ARN_ERR(HTTP, "lua: script '%s' cannot run on this worker: %s", s->name, err);
+	return NULL;
+}
+
+/* In protected mode (on the state's main thread): the call's coroutine. */
+static int call_k(lua_State *L)
+{
+	struct lua_call *c = lua_touserdata(L, 1);
+	struct http_lua_vm *vm = c->vm;
+	lua_State *co = lua_newthread(L);
+	arn_lua_arm(co, &vm->mem);
+	lua_rawgeti(co, LUA_REGISTRYINDEX, c->resp ? vm->ref_resp : vm->ref_req);
+	new_obj(co, c, MT_HANDLE);
+	int nres;
+	int rc = lua_resume(co, L, 1, &nres);
+	if (rc == LUA_YIELD && c->responded) {
+		/* the body is a string on the coroutine's stack: answer now */
+		http_local_reply(c->st, c->status, c->body, c->blen, 0, "lua_response", c->reply,
+				 c->n_reply);
+		return 0;
+	}
+	if (rc == LUA_YIELD)
+		return luaL_error(L, "script performed an unexpected yield");
+	if (rc != LUA_OK) {
+		lua_xmove(co, L, 1);
+		return lua_error(L);
+	}
+	return 0;
+}
+
+/* Run the script's function for @p c. @return false on a script error
+ * (logged, counted). */
+static bool run(struct lua_call *c, size_t i)
+{
+	struct http_lua_vm *vm = c->vm;
+	lua_State *L = vm->L;
+	if (vm->cur)
+		return false; /* never re-entered (a reply made from a call) */
+	uint64_t refused = vm->mem.refused;
+	c->serial = ++vm->serial;
+	vm->cur = c;
+	lua_pushcfunction(L, call_k);
+	lua_pushlightuserdata(L, c);
+	int rc = lua_pcall(L, 1, 0, 0);
+	vm->cur = NULL;
+	if (rc == LUA_OK)
+		return true;
+	/* the error object as it is: no __tostring of the script's runs here */
+	const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+	/* a client can make a script fail on every request: its state logs
+	 * its 1st, 2nd, 4th, 8th, ... error, each line with the count */
+	uint64_t k = ++vm->n_errors;
+	if ((k & (k - 1)) == 0)
+		ARN_ERR(HTTP, "lua: script log: %.*s (error %llu of this worker's state)",
+			HTTP_LUA_LOG_MAX, msg ? msg : "(an error object that is not a string)",
+			(unsigned long long)k);
+	lua_pop(L, 1);
+	count(c->st, i, ARN_LUA_errors);
+	if (vm->mem.over)
+		count(c->st, i, ARN_LUA_instructions_exhausted);
+	if (vm->mem.refused != refused)
+		count(c->st, i, ARN_LUA_memory_exhausted);
+	if (c->overflow)
+		count(c->st, i, ARN_LUA_edits_overflow);
+	return false;
+}
+
+/* The edits a call made: the names removed, then the lines added. */
+static unsigned emit(const struct lua_call *c, struct arn_h1_edit *e)
+{
+	unsigned n = 0;
+	for (unsigned k = 0; k < c->n_rm; k++)
+		e[n++] = (struct arn_h1_edit){
+		    .name = c->rm[k], .name_len = c->rm_len[k], .op = ARN_H1_EDIT_REMOVE};
+	for (unsigned k = 0; k < c->n_adds; k++)
+		if (c->adds[k].live)
+			e[n++] = (struct arn_h1_edit){.name = c->adds[k].n,
+						      .name_len = c->adds[k].nl,
+						      .value = c->adds[k].v,
+						      .value_len = c->adds[k].vl,
+						      .op = ARN_H1_EDIT_ADD};
+	return n;
+}
+
+/* The script of filter @p i for route (@p vh, @p r): a LuaPerRoute's name
+ * (none in source_codes: none, as Envoy), else the filter's default. */
+static const struct arn_cfg_lua_script *script_for(const struct arn_cfg_hcm *h, size_t i,
+						   const struct arn_cfg_lua *f,
+						   const struct arn_cfg_vhost *vh,
+						   const struct arn_cfg_route *r)
+{
+	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	if (name && (vh || r)) {
+		const struct arn_cfg_lua_route *pr =
+		    arn_cfg_per_filter_find(vh, r, name, strlen(name), ARN_CFG_PF_LUA);
+		if (pr)
+			return arn_cfg_lua_find(f, pr->name, pr->name_len);
+	}
+	return f->dflt;
+}
+
+bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f,
+		   const struct arn_cfg_route_match *mt)
+{
+	const struct arn_cfg_lua_script *s =
+	    script_for(st->hc->hcm, i, f, mt ? mt->vhost : NULL, mt ? mt->route : NULL);
+	if (!s || !s->on_request || !st->res || st->req.m.n_hdrs > HTTP_MAX_HDRS)
+		return false;
+	struct http_lua_vm *vm = vm_get(st, i, s);
+	if (!vm || vm->ref_req == LUA_NOREF)
+		return false;
+	struct lua_call c;
+	c.st = st;
+	c.vm = vm;
+	c.m = &st->req.m;
+	c.resp = false;
+	c.n_rm = c.n_adds = c.n_reply = 0;
+	c.overflow = c.responded = false;
+	memset(c.gone, 0, sizeof(bool) * st->req.m.n_hdrs);
+	run(&c, i);
+	if (c.responded)
+		return true;
+	struct arn_h1_edit e[HTTP_LUA_MAX_EDITS];
+	unsigned n = emit(&c, e);
+	if (n && http_req_edits_keep(st, e, n) < 0) {
+		/* never the request upstream without its edits */
+		count(st, i, ARN_LUA_edits_overflow);
+		HTTP_INC(st->hc, rq_edit_overflow);
+		http_local_reply(st, 500, NULL, 0, 0, "header_edits_overflow", NULL, 0);
+		return true;
+	}
+	return false;
+}
+
+/* Is filter @p i off for the stream's route (HttpFilter.disabled,
+ * FilterConfig, LuaPerRoute disabled)? */
+static bool lua_off(const struct http_stream *st, const struct arn_cfg_hcm *h, size_t i)
+{
+	bool dflt = h->http_filter_off && h->http_filter_off[i];
+	const char *name = h->http_filter_names ? h->http_filter_names[i] : NULL;
+	if (!name || (!st->vhost && !st->route))
+		return dflt;
+	return arn_cfg_filter_off(st->vhost, st->route, name, strlen(name), dflt);
+}
+
+int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	const struct arn_cfg_hcm *h = st->hc->hcm;
+	unsigned n = 0;
+	/* a local reply has no parsed head: Arion runs no script on it; nor
+	 * on a 1xx (Envoy's encode1xxHeaders runs no Lua) */
+	if (!h || st->resp.m.status < 200 || !st->res || st->resp.m.n_hdrs > HTTP_MAX_HDRS)
+		return 0;
+	for (size_t i = 0; i < h->n_http_filters; i++) {
+		if (h->http_filters[i] != ARN_CFG_HF_LUA || !h->http_filter_cfgs ||
+		    !h->http_filter_cfgs[i] || lua_off(st, h, i))
+			continue;
+		const struct arn_cfg_lua_script *s =
+		    script_for(h, i, h->http_filter_cfgs[i], st->vhost, st->route);
+		if (!s || !s->on_response)
+			continue;
+		struct http_lua_vm *vm = vm_get(st, i, s);
+		if (!vm || vm->ref_resp == LUA_NOREF)
+			continue;
+		struct lua_call c;
+		c.st = st;
+		c.vm = vm;
+		c.m = &st->resp.m;
+		c.resp = true;
+		c.n_rm = c.n_adds = c.n_reply = 0;
+		c.overflow = c.responded = false;
+		memset(c.gone, 0, sizeof(bool) * st->resp.m.n_hdrs);
+		run(&c, i);
+		if (n + c.n_rm + c.n_adds > cap)
+			return -ENOSPC;
+		n += emit(&c, e + n);
+	}
+	return (int)n;
+}

@@ -1,0 +1,60 @@
+/*
+ * envoy.filters.http.lua (docs/http.md "Lua"), as Envoy's lua_filter.cc:
+ * a script's envoy_on_request runs on the request's head (a step of
+ * http_l4.c's filter walk), its envoy_on_response on the upstream's
+ * response head (http_l4_resp_edits), each call in a coroutine of the
+ * worker's own Lua 5.4 state for that script (states are not
+ * thread-safe), bounded in memory and instructions (lib/config/arn_lua.h).
+ *
+ * The stream handle's synchronous API is built (headers(), respond(),
+ * log*(), streamInfo(), connection(), base64Escape(), timestamp*());
+ * what is not (body(), bodyChunks(), trailers(), httpCall(), metadata(),
+ * dynamicMetadata(), ...) is a script error naming it. A script error is
+ * Envoy's: logged, counted in http.<prefix>.lua[.<stat_prefix>].errors,
+ * and the stream goes on with the edits the script made before it.
+ *
+ * States: one per (connection manager generation, Lua filter, worker,
+ * script), made by the worker the first time a request needs it and
+ * closed by the control lcore with the generation's runtime object
+ * (http_hcm_rt, freed once no connection holds it: no worker runs it).
+ */
+#ifndef ARN_HTTP_LUA_H
+#define ARN_HTTP_LUA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct arn_cfg_lua;
+struct arn_cfg_route_match;
+struct arn_h1_edit;
+struct http_hcm_rt;
+struct http_stream;
+
+/* header edits one call may make (adds and removed names) */
+#define HTTP_LUA_MAX_EDITS 32
+/* bytes of a log*() line (longer: cut) */
+#define HTTP_LUA_LOG_MAX 1024
+
+/** Control lcore: room for filter @p i's states in @p r (@p f its
+ * configuration). Without memory the filter runs no script (logged). */
+void http_lua_hrt_init(struct http_hcm_rt *r, size_t i, const struct arn_cfg_lua *f);
+
+/** Control lcore: close every state of @p r's Lua filters. */
+void http_lua_hrt_fini(struct http_hcm_rt *r);
+
+/**
+ * Filter @p i (configuration @p f) on @p st's request head (@p mt: its
+ * route, NULL when none matched). @return true when the script answered
+ * (respond()) or the edits did not fit (500): the walk stops.
+ */
+bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f,
+		   const struct arn_cfg_route_match *mt);
+
+/**
+ * The Lua filters' envoy_on_response on @p st's response head (the
+ * upstream's; local replies run none), their edits into @p e (at most
+ * @p cap). @return how many, or -ENOSPC.
+ */
+int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+
+#endif

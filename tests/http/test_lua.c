@@ -1,0 +1,313 @@
+/*
+ * envoy.filters.http.lua over the hcm harness (HTTP/1.1 client and
+ * upstream): the exact bytes a script's header changes give the upstream
+ * and the client, respond(), the per-route script names, the filter off
+ * per route, and the bounds each attacked: a script that loops, one that
+ * allocates without end, one that makes too many edits; each a script
+ * error (counted), the request going on, the worker serving the next.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "arn_stats_envoy.h"
+#include "hcm_harness.h"
+
+#define AT_(t) "\"@type\":\"type.googleapis.com/envoy.extensions.filters.http." t "\""
+#define LUA_ROUTE_(f) "\"typed_per_filter_config\":{\"lua\":{" AT_("lua.v3.LuaPerRoute") f "}}"
+
+/* clang-format off */
+#define SCRIPT                                                                                     \
+	"function envoy_on_request(h) local hd = h:headers() local p = hd:get(':path') "            \
+	"if p == '/deny' then h:respond({[':status'] = '403', ['x-why'] = 'lua'}, 'denied') end "  \
+	"if p == '/loop' then while true do end end "                                              \
+	"if p == '/pcall' then while true do pcall(function() while true do end end) end end "     \
+	"if p == '/mem' then local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 100) .. i end end " \
+	"if p == '/many' then for i = 1, 40 do hd:add('x-n', tostring(i)) end end "                \
+	"if p == '/late' then _G.keep = hd return end "                                            \
+	"if p == '/stale' then _G.keep:add('x-stale', '1') end "                                   \
+	"if p == '/cl' then hd:replace('content-length', '1') end "                                \
+	"if p == '/crlf' then hd:add('x-a', 'b\\\\r\\\\nx-evil: 1') end "                           \
+	"if p == '/xbody' then h:body() end "                                                       \
+	"local si = h:streamInfo() "                                                               \
+	"hd:add('x-lua', hd:get(':method') .. ' ' .. hd:get(':authority') .. ' ' .. "              \
+	"(hd:get('x-in') or 'none') .. ' ' .. si:protocol() .. ' ' .. "                            \
+	"tostring(h:connection():ssl()) .. ' ' .. h:base64Escape('ab')) "                          \
+	"hd:remove('x-drop') hd:replace('x-rep', 'new') "                                          \
+	"hd:add('x-count', hd:getNumValues('x-multi') .. ':' .. "                                   \
+	"(hd:getAtIndex('x-multi', 1) or 'nil') .. ':' .. (hd:get('x-multi') or 'nil')) "           \
+	"local n = 0 for k, v in pairs(hd) do n = n + 1 end hd:add('x-pairs', tostring(n)) "       \
+	"h:logInfo('seen ' .. p) end "                                                              \
+	"function envoy_on_response(h) local hd = h:headers() "                                    \
+	"hd:add('x-resp-lua', hd:get(':status')) hd:remove('x-secret') end"
+
+#define LUA_LISTENER                                                                               \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"lx\","               \
+	"\"generate_request_id\":false,"                                                           \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":["                                                                     \
+	"{\"match\":{\"prefix\":\"/b\"},\"route\":{\"cluster\":\"web\"},"                          \
+	LUA_ROUTE_(",\"name\":\"b.lua\"") "},"                                                     \
+	"{\"match\":{\"prefix\":\"/nosuch\"},\"route\":{\"cluster\":\"web\"},"                     \
+	LUA_ROUTE_(",\"name\":\"nosuch.lua\"") "},"                                                \
+	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
+	LUA_ROUTE_(",\"disabled\":true") "},"                                                      \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"lua\",\"typed_config\":{" AT_("lua.v3.Lua")                 \
+	",\"default_source_code\":{\"inline_string\":\"" SCRIPT "\"},"                              \
+	"\"source_codes\":{\"b.lua\":{\"inline_string\":"                                          \
+	"\"function envoy_on_request(h) h:headers():add('x-b', 'b') end\"}}}},"                    \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+#define OK5 "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+
+static void send_str(struct peer *p, const char *s)
+{
+	assert_non_null(p);
+	hh_send(p, s, (uint32_t)strlen(s), 0);
+	hh_settle();
+}
+
+static void snapshot(uint32_t *rx0)
+{
+	for (int i = 0; i < N_PEERS; i++)
+		rx0[i] = peers[i].rx;
+}
+
+static struct peer *upstream_that_got(const uint32_t *rx0)
+{
+	for (unsigned u = 0; u < N_UPSTREAMS; u++) {
+		struct peer *p = hh_upstream(u);
+		if (p && p->rx != rx0[p - peers])
+			return p;
+	}
+	return NULL;
+}
+
+static const char *log_from(const struct peer *p, uint32_t from, char *out, size_t cap)
+{
+	size_t n = p->log_len > from ? p->log_len - from : 0;
+	if (n > cap - 1)
+		n = cap - 1;
+	memcpy(out, p->log + from, n);
+	out[n] = 0;
+	return out;
+}
+
+static uint64_t lua_stat(unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_lua_schema, "http.lx.lua", NULL, NULL);
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+static void lua_begin(void)
+{
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, LUA_LISTENER);
+	hh_cfg_changed = true;
+	hh_settle();
+}
+
+/* Client @p c sends @p req: the upstream gets exactly @p want, answers
+ * @p answer, the client gets a response containing @p client_has. */
+static void exchange(unsigned c, const char *req, const char *want, const char *answer,
+		     const char *client_has)
+{
+	struct peer *cl = hh_client(c);
+	uint32_t mark = cl->log_len;
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(cl, req);
+	struct peer *u = upstream_that_got(rx0);
+	char r[4096];
+	if (!u)
+		fail_msg("no upstream; the client got: %s", log_from(cl, mark, r, sizeof(r)));
+	char got[4096];
+	uint32_t um = u->log_len - (u->rx - rx0[u - peers]);
+	log_from(u, um, got, sizeof(got));
+	if (strcmp(got, want) != 0)
+		fail_msg("the upstream got:\n%s\nnot:\n%s", got, want);
+	send_str(u, answer);
+	log_from(cl, mark, r, sizeof(r));
+	if (!strstr(r, client_has))
+		fail_msg("the client got:\n%s\nwithout:\n%s", r, client_has);
+}
+
+#define ADDED "x-forwarded-proto: http\r\nx-envoy-expected-rq-timeout-ms: 15000\r\n"
+
+/* Every header call of the API on a request (get of the pseudo-headers,
+ * of a joined repeated header, getAtIndex, getNumValues, add, replace,
+ * remove, pairs), streamInfo():protocol(), connection():ssl() nil on
+ * plain text, base64Escape; and envoy_on_response's on the upstream's
+ * response (:status read, a header removed). Exact bytes both ways. Fails
+ * before: the listener is refused (the Lua filter's type is unknown). */
+static void test_lua_headers_both_ways(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	exchange(0,
+		 "GET /u HTTP/1.1\r\nHost: a\r\nx-in: in\r\nX-Drop: 1\r\nx-multi: m0\r\n"
+		 "x-rep: old\r\nx-multi: m1\r\nx-drop: 2\r\n\r\n",
+		 "GET /u HTTP/1.1\r\nHost: a\r\nx-in: in\r\nx-multi: m0\r\nx-multi: m1\r\n" ADDED
+		 "x-lua: GET a in HTTP/1.1 nil YWI=\r\nx-rep: new\r\nx-count: 2:m1:m0,m1\r\n"
+		 "x-pairs: 10\r\n\r\n",
+		 "HTTP/1.1 200 OK\r\nx-secret: s\r\nx-keep: k\r\nContent-Length: 5\r\n\r\nhello",
+		 "HTTP/1.1 200 OK\r\nx-keep: k\r\nContent-Length: 5\r\n");
+	char r[4096];
+	log_from(hh_client(0), 0, r, sizeof(r));
+	assert_null(strstr(r, "x-secret"));
+	assert_non_null(strstr(r, "x-resp-lua: 200\r\n"));
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+	hh_end();
+}
+
+/* respond(): a local reply with the script's :status, headers and body,
+ * details lua_response; the upstream sees nothing. */
+static void test_lua_respond(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /deny HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_null(upstream_that_got(rx0));
+	char r[4096];
+	log_from(hh_client(0), 0, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n") || !strstr(r, "x-why: lua\r\n") ||
+	    !strstr(r, "\r\n\r\ndenied"))
+		fail_msg("the client got: %s", r);
+	/* a local reply runs no envoy_on_response (Arion) */
+	assert_null(strstr(r, "x-resp-lua"));
+	hh_end();
+}
+
+/* A route's LuaPerRoute name runs that script instead of the default; a
+ * name not in source_codes runs none (Envoy); disabled runs none. */
+static void test_lua_per_route(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	exchange(0, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /b HTTP/1.1\r\nHost: a\r\n" ADDED "x-b: b\r\n\r\n", OK5, "hello");
+	exchange(0, "GET /nosuch HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /nosuch HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "hello");
+	exchange(0, "GET /off HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /off HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "hello");
+	char r[4096];
+	log_from(hh_client(0), 0, r, sizeof(r));
+	assert_null(strstr(r, "x-resp-lua")); /* none of them has envoy_on_response */
+	hh_end();
+}
+
+/* The instruction bound, attacked: `while true do end` and a loop that
+ * catches the bound's error with pcall each end in a script error
+ * (errors, instructions_exhausted), the request goes upstream as it came
+ * (Envoy: the stream continues), and the worker serves the next request
+ * with the same state. */
+static void test_lua_loop_bounded(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	uint64_t e0 = lua_stat(ARN_LUA_errors), i0 = lua_stat(ARN_LUA_instructions_exhausted);
+	exchange(0, "GET /loop HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /loop HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "x-resp-lua: 200");
+	assert_int_equal(lua_stat(ARN_LUA_errors), e0 + 1);
+	assert_int_equal(lua_stat(ARN_LUA_instructions_exhausted), i0 + 1);
+	exchange(0, "GET /pcall HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /pcall HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "x-resp-lua: 200");
+	assert_int_equal(lua_stat(ARN_LUA_instructions_exhausted), i0 + 2);
+	hh_open(1, 82);
+	hh_settle();
+	exchange(1, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /b HTTP/1.1\r\nHost: a\r\n" ADDED "x-b: b\r\n\r\n", OK5, "hello");
+	assert_int_equal(lua_stat(ARN_LUA_errors), e0 + 2);
+	hh_end();
+}
+
+/* The memory bound, attacked: a script that allocates without end fails
+ * on the state's bound (memory_exhausted), the request goes on, and the
+ * same state serves the next request once its garbage is collected. */
+static void test_lua_memory_bounded(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	uint64_t m0 = lua_stat(ARN_LUA_memory_exhausted);
+	exchange(0, "GET /mem HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /mem HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "x-resp-lua: 200");
+	assert_int_equal(lua_stat(ARN_LUA_memory_exhausted), m0 + 1);
+	exchange(0, "GET /u HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /u HTTP/1.1\r\nHost: a\r\n" ADDED
+		 "x-lua: GET a none HTTP/1.1 nil YWI=\r\nx-rep: new\r\nx-count: 0:nil:nil\r\n"
+		 "x-pairs: 7\r\n\r\n",
+		 OK5, "x-resp-lua: 200");
+	hh_end();
+}
+
+/* The edit bound and the header rules: 40 adds stop at 32 (a script
+ * error, edits_overflow; the 32 made go, as Envoy's made changes stay);
+ * content-length and a value with CR LF are script errors, nothing of
+ * them upstream; an object kept past its call is dead; body() is refused
+ * by name. */
+static void test_lua_edit_rules(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	uint64_t e0 = lua_stat(ARN_LUA_errors), o0 = lua_stat(ARN_LUA_edits_overflow);
+	char want[4096];
+	int k = snprintf(want, sizeof(want), "GET /many HTTP/1.1\r\nHost: a\r\n" ADDED);
+	for (int i = 1; i <= 32; i++)
+		k += snprintf(want + k, sizeof(want) - (size_t)k, "x-n: %d\r\n", i);
+	snprintf(want + k, sizeof(want) - (size_t)k, "\r\n");
+	exchange(0, "GET /many HTTP/1.1\r\nHost: a\r\n\r\n", want, OK5, "hello");
+	assert_int_equal(lua_stat(ARN_LUA_edits_overflow), o0 + 1);
+	exchange(0, "GET /cl HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /cl HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "hello");
+	exchange(0, "GET /crlf HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /crlf HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "hello");
+	exchange(0, "GET /late HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /late HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "hello");
+	exchange(0, "GET /stale HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /stale HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "hello");
+	exchange(0, "GET /xbody HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /xbody HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "hello");
+	assert_int_equal(lua_stat(ARN_LUA_errors), e0 + 5);
+	hh_end();
+}
+
+int main(void)
+{
+	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
+	hh_init(false);
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_lua_headers_both_ways), cmocka_unit_test(test_lua_respond),
+	    cmocka_unit_test(test_lua_per_route),	  cmocka_unit_test(test_lua_loop_bounded),
+	    cmocka_unit_test(test_lua_memory_bounded),	  cmocka_unit_test(test_lua_edit_rules),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
