@@ -335,6 +335,22 @@ seeds["dyn_ext_proc"] = (Seed().time(0).open(0, 82)
                          .csend(0, "GET /ep/3 HTTP/1.1\r\nHost: a\r\n\r\n").time(127)
                          .time(127).time(127).time(5))
 
+# the "dyn" listener's Lua filter (on for /lua only, Envoy Gateway's
+# shape): a request whose headers it copies and removes, a response it
+# edits (a header to remove, one to write 100 times: past the stream's
+# text), respond() with a status and a bad one (with a bare CR in a value:
+# the parser refuses it first), and the instruction bound (x-lua-loop)
+seeds["dyn_lua"] = (Seed().time(0).open(0, 82)
+                    .csend(0, "GET /lua/1 HTTP/1.1\r\nHost: a\r\nx-lua-in: v1\r\nx-lua-in: v2\r\n"
+                              "x-lua-drop: d\r\n\r\n").time(2)
+                    .usend(0, "HTTP/1.1 200 OK\r\nx-lua-secret: s\r\nx-lua-big: " + "b" * 60 +
+                              "\r\nContent-Length: 5\r\n\r\nhello").time(2)
+                    .csend(0, "GET /lua/2 HTTP/1.1\r\nHost: a\r\nx-lua-respond: 418\r\n\r\n").time(2)
+                    .csend(0, "GET /lua/3 HTTP/1.1\r\nHost: a\r\nx-lua-loop: 1\r\n\r\n").time(2)
+                    .usend(0, OK5).usend(1, OK5).time(2)
+                    .open(1, 82).csend(1, "GET /lua/4 HTTP/1.1\r\nHost: a\r\nx-lua-respond: 99\r\n"
+                                          "x-lua-in: a\rb\r\n\r\n").time(5))
+
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit
 seeds["edit_overflow"] = (Seed().open(0).csend(0, "GET / HTTP/1.1\r\nHost: a\r\nx-copy-src: ")

@@ -930,6 +930,28 @@ static inline void hh_trace_run(void)
 	"envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor\",\"grpc_service\":{"         \
 	"\"envoy_grpc\":{\"cluster_name\":\"two\"}},\"message_timeout\":\"0.3s\","              \
 	"\"processing_mode\":{\"response_header_mode\":\"SKIP\"}}},"
+/* envoy.filters.http.lua "lua" (Envoy Gateway's pattern): disabled, on
+ * for the route /lua (HH_ROUTE_AUTHZ) by its LuaPerRoute naming "l"; the
+ * script reads every header (pairs, get, getNumValues, getAtIndex), copies
+ * x-lua-in (a client's value: CR, LF or NUL is a script error), removes
+ * x-lua-drop, answers with x-lua-respond's status (respond()), loops on
+ * x-lua-loop (the instruction bound); on the response it reads :status,
+ * removes x-lua-secret and writes x-lua-big 100 times (the stream's text
+ * bound) */
+#define HH_FILTER_LUA                                                                              \
+	"{\"name\":\"lua\",\"disabled\":true,\"typed_config\":{\"@type\":\"type.googleapis.com/"    \
+	"envoy.extensions.filters.http.lua.v3.Lua\",\"source_codes\":{\"l\":{\"inline_string\":"     \
+	"\"function envoy_on_request(h) local hd = h:headers() local n = 0 "                         \
+	"for k, v in pairs(hd) do n = n + #k + #v end local a = hd:get('x-lua-in') "                \
+	"if a then hd:add('x-lua-out', a) hd:replace('x-lua-len', tostring(#a)) end "               \
+	"hd:remove('x-lua-drop') hd:add('x-lua-n', n .. ' ' .. hd:getNumValues('x-lua-in') .. "     \
+	"' ' .. tostring(hd:getAtIndex('x-lua-in', 1))) local r = hd:get('x-lua-respond') "          \
+	"if r then h:respond({[':status'] = r, ['x-lua'] = a or ''}, hd:get(':path')) end "          \
+	"if hd:get('x-lua-loop') then while true do end end end "                                   \
+	"function envoy_on_response(h) local hd = h:headers() "                                     \
+	"hd:add('x-lua-status', hd:get(':status')) hd:remove('x-lua-secret') "                      \
+	"local b = hd:get('x-lua-big') if b then hd:add('x-lua-big2', string.rep(b, 100)) end end"  \
+	"\"}}}},"
 /* clang-format on */
 #define HH_LDYN                                                                                    \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
@@ -989,6 +1011,7 @@ static inline void hh_trace_run(void)
 	HH_FILTER_CR                                                                               \
 	HH_FILTER_BUF                                                                              \
 	HH_FILTER_EP                                                                               \
+	HH_FILTER_LUA                                                                              \
 	"{\"name\":\"envoy.filters.http.router\","                                                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"
@@ -1031,7 +1054,10 @@ static inline void hh_trace_run(void)
 	"{\"match\":{\"prefix\":\"/ep\"},\"route\":{\"cluster\":\"dyn\"},"                         \
 	"\"typed_per_filter_config\":{\"ep\":{\"@type\":\"type.googleapis.com/envoy.extensions."    \
 	"filters.http.ext_proc.v3.ExtProcPerRoute\",\"overrides\":{\"grpc_initial_metadata\":"  \
-	"[{\"key\":\"x-ep\",\"value\":\"1\"}]}}}}"
+	"[{\"key\":\"x-ep\",\"value\":\"1\"}]}}}},"                                                 \
+	"{\"match\":{\"prefix\":\"/lua\"},\"route\":{\"cluster\":\"dyn\"},"                        \
+	"\"typed_per_filter_config\":{\"lua\":{\"@type\":\"type.googleapis.com/envoy.extensions."   \
+	"filters.http.lua.v3.LuaPerRoute\",\"name\":\"l\"}}}"
 
 static bool hh_cfg_changed;
 
@@ -1093,7 +1119,7 @@ static inline void hh_apply(const char *type, const char *json)
  * and the route /ba. */
 static inline void hh_config(unsigned v)
 {
-	char b[8192];
+	char b[16384];
 	hh_cfg_changed = true;
 	if (v == 8) {
 		static const char ba[] = HH_BASIC_AUTH_FILTER;

@@ -300,6 +300,74 @@ static void test_lua_edit_rules(void **state)
 	hh_end();
 }
 
+static struct peer *upstream_at(unsigned last)
+{
+	for (unsigned u = 0; u < N_UPSTREAMS; u++) {
+		struct peer *p = hh_upstream(u);
+		if (p && p->addr == (0xc6120000u | last))
+			return p;
+	}
+	return NULL;
+}
+
+static void no_own(struct hh_rd *r, uint8_t op)
+{
+	(void)r, (void)op;
+}
+
+static uint64_t dyn_lua_stat(unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_lua_schema, "http.dyn.lua", NULL, NULL);
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+/* fuzz_hcm's "dyn" listener has the filter as Envoy Gateway writes it
+ * (disabled, on for /lua by a LuaPerRoute name): its script's edits on
+ * /lua both ways, none elsewhere; the seed dyn_lua replays through the
+ * fuzzer's run (a value with a CR refused by the parser, respond() with a
+ * good and a bad status, the response's 100-fold header past the stream's
+ * text, the instruction bound; hh_end finds every mbuf back). Fails
+ * before: HH_LDYN had no Lua filter, /lua went as it came. */
+static void test_lua_fuzz_listener(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_config(0);
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), "GET /lua/x HTTP/1.1\r\nHost: a\r\nx-lua-in: v1\r\nx-lua-in: v2\r\n"
+			       "x-lua-drop: d\r\n\r\n");
+	struct peer *u = upstream_at(203);
+	assert_non_null(u);
+	char r[4096];
+	log_from(u, 0, r, sizeof(r));
+	if (!strstr(r, "x-lua-in: v1\r\nx-lua-in: v2\r\n") || strstr(r, "x-lua-drop") ||
+	    !strstr(r, "x-lua-out: v1,v2\r\nx-lua-len: 5\r\nx-lua-n: ") || !strstr(r, " 2 v2\r\n"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, "HTTP/1.1 200 OK\r\nx-lua-secret: s\r\nContent-Length: 5\r\n\r\nhello");
+	log_from(hh_client(0), 0, r, sizeof(r));
+	if (!strstr(r, "x-lua-status: 200\r\n") || strstr(r, "x-lua-secret"))
+		fail_msg("the client got: %s", r);
+	hh_end();
+
+	uint64_t e0 = dyn_lua_stat(ARN_LUA_errors),
+		 i0 = dyn_lua_stat(ARN_LUA_instructions_exhausted);
+	FILE *f = fopen("tests/http/corpus/hcm/dyn_lua", "rb");
+	assert_non_null(f);
+	static uint8_t seed[4096];
+	size_t n = fread(seed, 1, sizeof(seed), f);
+	fclose(f);
+	assert_true(n > 1 && n < sizeof(seed));
+	hh_fuzz_run(seed, n, no_own);
+	/* the 100-fold header (edits_overflow), the bad status, the loop */
+	assert_int_equal(dyn_lua_stat(ARN_LUA_instructions_exhausted) - i0, 1);
+	assert_true(dyn_lua_stat(ARN_LUA_errors) - e0 >= 2);
+}
+
 int main(void)
 {
 	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
@@ -308,6 +376,7 @@ int main(void)
 	    cmocka_unit_test(test_lua_headers_both_ways), cmocka_unit_test(test_lua_respond),
 	    cmocka_unit_test(test_lua_per_route),	  cmocka_unit_test(test_lua_loop_bounded),
 	    cmocka_unit_test(test_lua_memory_bounded),	  cmocka_unit_test(test_lua_edit_rules),
+	    cmocka_unit_test(test_lua_fuzz_listener),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
