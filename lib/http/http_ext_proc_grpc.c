@@ -95,6 +95,33 @@ long http_ext_proc_encode_headers(bool response, const struct http_ext_proc_hdr 
 	return (long)(p - buf);
 }
 
+long http_ext_proc_encode_body_head(bool response, size_t blen, bool eos, uint8_t *buf, size_t cap)
+{
+	/* HttpBody {body = 1, end_of_stream = 2}: end_of_stream first, so
+	 * the body's bytes end the message */
+	size_t hb = ld(blen) + (eos ? 2 : 0);
+	/* metadata_context = 8 (empty), then request_body = 4 /
+	 * response_body = 5 */
+	size_t req = 2 + ld(hb);
+	if (req > UINT32_MAX || 5 + req - blen > cap)
+		return -E2BIG;
+	uint8_t *p = buf;
+	*p++ = 0;
+	*p++ = (uint8_t)(req >> 24);
+	*p++ = (uint8_t)(req >> 16);
+	*p++ = (uint8_t)(req >> 8);
+	*p++ = (uint8_t)req;
+	*p++ = 8 << 3 | 2;
+	*p++ = 0;
+	p = put_ld(p, response ? (5 << 3 | 2) : (4 << 3 | 2), hb);
+	if (eos) {
+		*p++ = 2 << 3;
+		*p++ = 1;
+	}
+	p = put_ld(p, 1 << 3 | 2, blen);
+	return (long)(p - buf);
+}
+
 /* ---- the answer ---------------------------------------------------------------------------- */
 
 /* Scalar fields must be varints, message and string fields
@@ -204,7 +231,7 @@ static int mutation(uint8_t *p, size_t n, struct http_ext_proc_mut *m)
 	return rc;
 }
 
-/* HeadersResponse {response = 1: CommonResponse {status = 1,
+/* HeadersResponse and BodyResponse {response = 1: CommonResponse {status = 1,
  * header_mutation = 2, body_mutation = 3, trailers = 4,
  * clear_route_cache = 5}}. */
 static int headers_response(uint8_t *p, size_t n, struct http_ext_proc_resp *o)
@@ -233,11 +260,37 @@ static int headers_response(uint8_t *p, size_t n, struct http_ext_proc_resp *o)
 				if (rc < 0)
 					return rc;
 				break;
-			case 3:
+			case 3: {
+				/* BodyMutation {body = 1, clear_body = 2,
+				 * streamed_response = 3}: the last one wins */
 				if (want_len(&g))
 					return -EBADMSG;
 				o->has_body_mutation = true;
+				struct pbr b = {g.data, g.data + g.len};
+				struct fld h;
+				while ((rc = r_next(&b, &h)) == 1) {
+					if ((h.num == 1 || h.num == 3) && want_len(&h))
+						return -EBADMSG;
+					if (h.num == 2 && want_var(&h))
+						return -EBADMSG;
+					if (h.len > UINT32_MAX)
+						return -EBADMSG;
+					if (h.num == 1) {
+						o->has_new_body = true;
+						o->clear_body = false;
+						o->new_body = h.data;
+						o->new_body_len = (uint32_t)h.len;
+					} else if (h.num == 2) {
+						o->clear_body = h.v != 0;
+						o->has_new_body = false;
+					} else if (h.num == 3) {
+						o->has_new_body = o->clear_body = false;
+					}
+				}
+				if (rc < 0)
+					return rc;
 				break;
+			}
 			case 4:
 				if (want_len(&g))
 					return -EBADMSG;
@@ -363,10 +416,12 @@ int http_ext_proc_decode(const uint8_t *msg, size_t len, struct http_ext_proc_re
 	switch (which.num) {
 	case HTTP_EXT_PROC_REQUEST_HEADERS:
 	case HTTP_EXT_PROC_RESPONSE_HEADERS:
+	case HTTP_EXT_PROC_REQUEST_BODY:
+	case HTTP_EXT_PROC_RESPONSE_BODY:
 		return headers_response(which.data, which.len, out);
 	case HTTP_EXT_PROC_IMMEDIATE:
 		return immediate(which.data, which.len, out);
-	default: /* bodies, trailers: what they say is not read (not asked for) */
+	default: /* trailers: what they say is not read (not asked for) */
 		return 0;
 	}
 }

@@ -44,6 +44,16 @@ struct http_ext_proc_hdr {
 long http_ext_proc_encode_headers(bool response, const struct http_ext_proc_hdr *h, unsigned n,
 				  bool eos, uint8_t *buf, size_t cap);
 
+/**
+ * The start of the gRPC message carrying a body of @p blen bytes as
+ * request_body (@p response false) or response_body, end_of_stream
+ * @p eos: its prefix, an empty metadata_context, the HttpBody's
+ * end_of_stream, then body's tag and length, into @p buf (@p cap bytes);
+ * the @p blen body bytes follow it on the wire, sent by the caller (from
+ * the kept body's mbufs, not copied). @return its length, or -E2BIG.
+ */
+long http_ext_proc_encode_body_head(bool response, size_t blen, bool eos, uint8_t *buf, size_t cap);
+
 /* Which member of the ProcessingResponse's oneof came (the field's
  * number; 0: none). */
 enum http_ext_proc_kind {
@@ -84,7 +94,12 @@ struct http_ext_proc_resp {
 	/* request_headers / response_headers: HeadersResponse.response */
 	uint32_t status;	/* CommonResponse.status (0 CONTINUE, 1 CONTINUE_AND_REPLACE) */
 	bool has_body_mutation; /* CommonResponse.body_mutation */
-	bool has_trailers;	/* CommonResponse.trailers */
+	/* its BodyMutation: body (@p new_body, set: has_new_body) or
+	 * clear_body (streamed_response: neither) */
+	bool has_new_body, clear_body;
+	const uint8_t *new_body;
+	uint32_t new_body_len;
+	bool has_trailers; /* CommonResponse.trailers */
 	bool clear_route_cache;
 	/* immediate_response */
 	uint32_t http_status; /* status.code (0: unset) */

@@ -17,7 +17,8 @@
  * its lists within their bounds and every slice within the message; an
  * encoded request is one gRPC message whose length prefix is exact and
  * whose bytes walk as a ProcessingRequest carrying the headers given, in
- * order, names lower-cased.
+ * order, names lower-cased; a body message's start with the input as its
+ * body likewise (request_body / response_body, end_of_stream).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -62,6 +63,11 @@ static void decode(const uint8_t *m, size_t n)
 		in_msg(m, n, r.mut.rm[i].name, r.mut.rm[i].name_len);
 	in_msg(m, n, r.body, r.body_len);
 	in_msg(m, n, r.details, r.details_len);
+	/* a body_mutation's body: within the message, one of body and
+	 * clear_body, only with a body_mutation */
+	in_msg(m, n, (const char *)r.new_body, r.has_new_body ? r.new_body_len : 0);
+	CHECK(!(r.has_new_body && r.clear_body));
+	CHECK(r.has_body_mutation || !(r.has_new_body || r.clear_body));
 	CHECK(!r.has_timeout_override || r.timeout_ms <= 86400000u);
 }
 
@@ -195,6 +201,49 @@ static void encode(const uint8_t *data, size_t size)
 	free(buf);
 }
 
+/* A body message's start for a body of the input's @p n bytes
+ * (request_body or response_body, end_of_stream from @p flags): with the
+ * body after it, one gRPC message whose prefix is exact, walking as a
+ * ProcessingRequest whose HttpBody carries those bytes. */
+static void encode_body(const uint8_t *d, size_t n, uint8_t flags)
+{
+	uint8_t head[32], *all = malloc(32 + n);
+	CHECK(all);
+	bool resp = flags & 1, eos = flags & 2;
+	long k = http_ext_proc_encode_body_head(resp, n, eos, head, sizeof(head));
+	CHECK(k > 5 && (size_t)k <= sizeof(head));
+	memcpy(all, head, (size_t)k);
+	memcpy(all + k, d, n);
+	size_t len = (size_t)k + n;
+	CHECK(all[0] == 0);
+	CHECK(((size_t)all[1] << 24 | (size_t)all[2] << 16 | (size_t)all[3] << 8 | all[4]) ==
+	      len - 5);
+	struct pbr r = {all + 5, all + len};
+	struct fld f;
+	int rc;
+	bool seen = false;
+	while ((rc = r_next(&r, &f)) == 1) {
+		if (f.num != (resp ? 5u : 4u))
+			continue;
+		CHECK(f.wt == 2 && !seen);
+		seen = true;
+		struct pbr b = {f.data, f.data + f.len};
+		struct fld g;
+		bool body = false, end = false;
+		while ((rc = r_next(&b, &g)) == 1) {
+			if (g.num == 1) {
+				CHECK(g.len == n && (!n || memcmp(g.data, d, n) == 0));
+				body = true;
+			} else if (g.num == 2) {
+				end = g.v != 0;
+			}
+		}
+		CHECK(rc == 0 && body && end == eos);
+	}
+	CHECK(rc == 0 && seen);
+	free(all);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 2)
@@ -208,5 +257,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	decode(b, size - 2);
 	free(b);
 	encode(data + 2, size - 2);
+	encode_body(data + 2, size - 2, data[0]);
 	return 0;
 }
