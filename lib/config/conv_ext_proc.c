@@ -30,7 +30,8 @@ static void header_mode(struct conv *c, struct pb pm, const char *f, uint8_t dfl
 }
 
 /* ProcessingMode: the request's and the response's headers SEND or SKIP;
- * no body, no trailers (what Arion builds; the rest refused by name). */
+ * the request's body BUFFERED or NONE, no response body, no trailers
+ * (what Arion builds; the rest refused by name). */
 static void processing_mode(struct conv *c, struct pb pm, struct arn_cfg_ext_proc_mode *o)
 {
 	o->request_headers = o->response_headers = ARN_CFG_EXT_PROC_SEND; /* Envoy's defaults */
@@ -41,13 +42,18 @@ static void processing_mode(struct conv *c, struct pb pm, struct arn_cfg_ext_pro
 		  "response_body_mode,request_trailer_mode,response_trailer_mode");
 	header_mode(c, pm, "request_header_mode", ARN_CFG_EXT_PROC_SEND, &o->request_headers);
 	header_mode(c, pm, "response_header_mode", ARN_CFG_EXT_PROC_SEND, &o->response_headers);
+	/* the request's body BUFFERED (read whole, sent as one
+	 * request_body); the rest not built */
 	static const char *const bodies[] = {"request_body_mode", "response_body_mode"};
 	for (size_t i = 0; i < 2; i++) {
 		int32_t v = pb_i32(pm, bodies[i]);
-		if (v != 0)
-			conv_err(c, bodies[i],
-				 "%s: not built by Arion (its ext_proc sends no body: NONE)",
-				 v > 0 && v < 5 ? body_modes[v] : "an unknown mode");
+		if (i == 0 && v == 2)
+			o->request_body_buffered = true;
+		else if (v != 0)
+			conv_err(c, bodies[i], "%s: not built by Arion (its ext_proc sends %s)",
+				 v > 0 && v < 5 ? body_modes[v] : "an unknown mode",
+				 i == 0 ? "the request's body BUFFERED or none: NONE"
+					: "no response body: NONE");
 	}
 	static const char *const trailers[] = {"request_trailer_mode", "response_trailer_mode"};
 	for (size_t i = 0; i < 2; i++) {

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <rte_mbuf.h>
+
 #include "arn_config.h"
 #include "arn_log.h"
 #include "http_ctxpool.h"
@@ -22,6 +24,7 @@
 #include "http_local.h"
 #include "http_req_kept.h"
 #include "http_stream.h"
+#include "http_rb.h"
 #include "http_subreq.h"
 #include "http_worker.h"
 
@@ -36,6 +39,8 @@ enum ep_state {
 	 * then (request_header_mode SKIP) */
 	EP_IDLE,
 	EP_WAIT_RESP_HEADERS, /* the response's head held, its answer awaited */
+	EP_READ_REQ_BODY,     /* request_body_mode BUFFERED: the body read whole */
+	EP_WAIT_REQ_BODY,     /* the body sent (request_body), its answer awaited */
 };
 
 /* What waits for the answer (ep_after resumes it) */
@@ -66,8 +71,14 @@ struct http_ext_proc {
 	uint8_t paused;	     /* enum ep_paused */
 	uint16_t new_status; /* the answer's :status (0: none) */
 	uint32_t new_path_len;
-	const char *new_path; /* the answer's :path, in buf (NULL: none) */
-	uint32_t send_owed;   /* a message refused by the transport (-EAGAIN): its length */
+	const char *new_path;	 /* the answer's :path, in buf (NULL: none) */
+	bool body_buf;		 /* request_body_mode BUFFERED (its route's mode) */
+	bool reading;		 /* the body is read into the kept body (HTTP_S_MCP) */
+	bool body_kept;		 /* the request's body is in the kept body: framed on */
+	bool tx_head_done;	 /* the body message's start went to the transport */
+	uint32_t tx_head_len;	 /* its length, at the start of big */
+	struct rte_mbuf *tx_seg; /* the kept body's next segment to send */
+	uint32_t send_owed;	 /* a message refused by the transport (-EAGAIN): its length */
 	const struct arn_cfg_ext_proc_service *svc;
 	const struct arn_cfg_ext_proc_route *pr;
 	char status_txt[4];
@@ -128,6 +139,9 @@ static struct http_ext_proc *ep_get(struct http_worker *w)
 	a->new_status = 0;
 	a->new_path = NULL;
 	a->new_path_len = 0;
+	a->body_buf = a->reading = a->body_kept = a->tx_head_done = false;
+	a->tx_head_len = 0;
+	a->tx_seg = NULL;
 	a->send_owed = 0;
 	a->svc = NULL;
 	a->pr = NULL;
@@ -451,9 +465,29 @@ static const char *mutate(struct http_ext_proc *a, const struct http_ext_proc_mu
 /* ---- outcomes --------------------------------------------------------------------------------
  */
 
+static void ep_reply(struct http_ext_proc *a, unsigned status, const char *body, size_t blen,
+		     const char *details, const struct arn_h1_edit *e, unsigned n);
+
+/* The request goes on: a body read whole (BUFFERED) is in the kept body,
+ * framed by its length and sent first, as the buffer filter's
+ * (http_rb_frame_kept: never a length that is not the body's). */
 static void ep_resume(struct http_ext_proc *a)
 {
-	a->st->hc->ops->resume_head(a->st, &http_l4_filter_ops);
+	struct http_stream *st = a->st;
+	if (a->body_kept) {
+		int rc = http_rb_frame_kept(st);
+		if (rc != 0) {
+			if (rc == -ENOSPC)
+				HTTP_INC(st->hc, rq_edit_overflow);
+			ep_reply(a, 500, NULL, 0,
+				 rc == -ENOSPC ? "header_edits_overflow"
+					       : "request_length_mismatch",
+				 NULL, 0);
+			return;
+		}
+		http_rb_send_first(st);
+	}
+	st->hc->ops->resume_head(st, &http_l4_filter_ops);
 }
 
 /* Its stream answered already, or it is over: a context keeps its st
@@ -491,13 +525,13 @@ static void ep_close(struct http_ext_proc *a)
 	http_subreq_cancel(&a->sr);
 }
 
-/* The request's phase is over, the response's head is still to be sent
- * (EP_IDLE): the stream stays open, its timer stops, the exchange's
+/* Between two exchanges (EP_IDLE: the response's head still to be sent;
+ * EP_READ_REQ_BODY: the body being read): the stream stays open, its timer stops, the exchange's
  * buffer goes back once the transport is done with the message in it
  * (on_sent, when it is not: a processor may answer before it read it). */
-static void ep_idle(struct http_ext_proc *a)
+static void ep_between(struct http_ext_proc *a, uint8_t state)
 {
-	a->state = EP_IDLE;
+	a->state = state;
 	http_timer_cancel(&a->timer);
 	if (a->sr.running && http_subreq_send(&a->sr, NULL, 0, false) == -EAGAIN)
 		a->big_owed = true;
@@ -523,6 +557,11 @@ static const char *details_copy(struct http_ext_proc *a, const char *d, size_t l
 static void ep_reply(struct http_ext_proc *a, unsigned status, const char *body, size_t blen,
 		     const char *details, const struct arn_h1_edit *e, unsigned n)
 {
+	if (a->reading) {
+		/* the body is read no more: the head is not the filter's */
+		a->reading = false;
+		a->st->state &= ~HTTP_S_MCP;
+	}
 	http_local_reply(a->st, status, body, blen, 0, details, e, n);
 }
 
@@ -560,6 +599,142 @@ static void ep_fail_request(struct http_ext_proc *a, const char *details)
 	ep_reply(a, 500, NULL, 0, details_copy(a, details, strlen(details)), NULL, 0);
 }
 
+static const char *ep_open_why(int rc);
+static int ep_open(struct http_ext_proc *a, size_t ml);
+
+/* The request's phase is over: the response's head awaited (the stream
+ * stays), or processing complete. */
+static void ep_req_over(struct http_ext_proc *a)
+{
+	if (a->resp_send) {
+		ep_between(a, EP_IDLE); /* the stream stays for the response's head */
+	} else {
+		ep_complete(a);
+		ep_close(a);
+	}
+}
+
+/* Envoy's answer to a body past the decoder buffer limit (as the buffer
+ * filter's): 413. */
+static void ep_too_large(struct http_ext_proc *a)
+{
+	HTTP_INC(a->st->hc, downstream_rq_too_large);
+	ep_complete(a);
+	ep_close(a);
+	ep_reply(a, 413, "Payload Too Large", 17, "request_payload_too_large", NULL, 0);
+}
+
+/* The message's start, then the kept body's segments, to the transport,
+ * one write at a time (http_subreq_send): a refused one goes on from
+ * on_sent. @return 0, or -ENOTCONN. */
+static int ep_tx_pump(struct http_ext_proc *a)
+{
+	for (;;) {
+		const char *d;
+		size_t l;
+		if (!a->tx_head_done) {
+			d = a->big;
+			l = a->tx_head_len;
+		} else if (a->tx_seg) {
+			d = rte_pktmbuf_mtod(a->tx_seg, const char *);
+			l = a->tx_seg->data_len;
+		} else {
+			return 0;
+		}
+		int rc = http_subreq_send(&a->sr, d, l, false);
+		if (rc == -EAGAIN)
+			return 0;
+		if (rc < 0)
+			return rc;
+		if (!a->tx_head_done)
+			a->tx_head_done = true;
+		else
+			a->tx_seg = a->tx_seg->next;
+	}
+}
+
+/* Everything of the body's message went to the transport, which holds
+ * none of it by reference any more (the kept body may change). */
+static bool ep_tx_done(struct http_ext_proc *a)
+{
+	return a->tx_head_done && !a->tx_seg &&
+	       (!a->sr.running || http_subreq_send(&a->sr, NULL, 0, false) != -EAGAIN);
+}
+
+/* The body, whole in the kept body, to the processor as request_body
+ * (end_of_stream), the stream opened with it if it is not (Envoy's
+ * decodeData in BUFFERED mode). @return true when it answered the client;
+ * else the body waits for the answer (EP_WAIT_REQ_BODY) or, failed with
+ * failure_mode_allow, goes on (EP_DONE). */
+static bool ep_body_send(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	struct http_worker *w = st->hc->w;
+	uint32_t blen = X(st)->rb_bytes;
+	if (blen > HTTP_EXT_PROC_BODY_MAX) {
+		ep_too_large(a);
+		return true;
+	}
+	const char *why = NULL;
+	if (a->big_owed || (!a->big && !(a->big = http_big_get(w)))) {
+		a->overflow = true;
+		why = "no buffer";
+	}
+	long hl = 0;
+	if (!why) {
+		a->rd = (struct http_grpc_rd){.buf = (uint8_t *)a->big + HTTP_EXT_PROC_REQ,
+					      .cap = HTTP_EXT_PROC_ANS};
+		hl = http_ext_proc_encode_body_head(false, blen, true, (uint8_t *)a->big,
+						    HTTP_EXT_PROC_REQ);
+		if (hl < 0) {
+			a->overflow = true;
+			why = "request body past Arion's bound";
+		}
+	}
+	if (!why) {
+		a->state = EP_WAIT_REQ_BODY;
+		a->n_override = 0;
+		a->tx_seg = X(st)->rb_head;
+		a->tx_head_len = (uint32_t)hl;
+		a->tx_head_done = false;
+		if (!a->sr.running) {
+			int rc = ep_open(a, (size_t)hl);
+			if (rc != 0)
+				why = ep_open_why(rc);
+			a->tx_head_done = true;
+		}
+		if (!why && ep_tx_pump(a) < 0)
+			why = "stream gone";
+	}
+	if (why)
+		return ep_error(a, 14, why);
+	EP_INC(a, stream_msgs_sent);
+	a->paused = EP_P_REQ;
+	if (a->cfg->message_timeout_ms)
+		http_timer_arm(w, &a->timer, a->cfg->message_timeout_ms);
+	return false;
+}
+
+/* The body is to be read whole (EP_READ_REQ_BODY): at once when it is
+ * already (an earlier filter read it), else as it comes (HTTP_S_MCP:
+ * http_ext_proc_body). @return true when it answered the client. */
+static bool ep_body_begin(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	const struct arn_h1_msg *m = &st->req.m;
+	a->body_kept = true;
+	a->paused = EP_P_REQ;
+	if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && m->content_length > HTTP_EXT_PROC_BODY_MAX) {
+		ep_too_large(a); /* refused before a byte of it is read */
+		return true;
+	}
+	if (st->state & HTTP_S_REQ_DONE)
+		return ep_body_send(a);
+	a->reading = true;
+	st->state |= HTTP_S_MCP;
+	return false;
+}
+
 /* The answer to the request's headers (Envoy's handleHeadersResponse).
  * @return true when it answered the client. */
 static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
@@ -595,18 +770,19 @@ static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_pro
 		 * filter read (the request was routed on the client's) */
 		st->req.m.path = (struct arn_h1_slice){.p = a->new_path, .len = a->new_path_len};
 	}
-	if (a->resp_send) {
-		ep_idle(a); /* the stream stays for the response's head */
-	} else {
-		ep_complete(a);
-		ep_close(a);
-	}
+	bool body = a->body_buf && http_msg_has_body(&st->req.m);
+	if (body)
+		ep_between(a, EP_READ_REQ_BODY); /* the stream stays for the body */
+	else
+		ep_req_over(a);
 	if (n && http_req_edits_keep(st, a->up, n) < 0) {
 		/* never the request upstream without them (issue 12) */
 		HTTP_INC(st->hc, rq_edit_overflow);
 		ep_reply(a, 500, NULL, 0, "header_edits_overflow", NULL, 0);
 		return true;
 	}
+	if (body)
+		return ep_body_begin(a);
 	return false;
 }
 
@@ -637,6 +813,73 @@ static bool ep_resp_headers_answer(struct http_ext_proc *a, const struct http_ex
 	a->resp_edits = true;
 	ep_complete(a);
 	ep_close(a);
+	return false;
+}
+
+/* The answer to the request's body (Envoy's handleBodyResponse in
+ * BUFFERED mode): its header mutations as the headers' (kept for the
+ * request upstream), its body_mutation replacing the kept body (body, or
+ * clear_body: empty), the content-length set to the new length, as
+ * Envoy's. @return true when it answered the client. */
+static bool ep_body_answer(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
+{
+	struct http_stream *st = a->st;
+	struct arn_h1_msg *m = &st->req.m;
+	EP_INC(a, stream_msgs_received);
+	if (!ep_tx_done(a)) {
+		/* answered before the transport took the body: the kept body
+		 * is still read by reference (the stream's close lets go) */
+		EP_INC(a, malformed);
+		return ep_error(a, 13, "answer before the body was sent");
+	}
+	unsigned n = 0;
+	const char *bad =
+	    mutate(a, &r->mut, a->up, &n, 2 * HTTP_EXT_PROC_GRPC_HDRS - 1, EP_MUT_REQ);
+	if (bad || a->overflow) {
+		if (a->overflow)
+			EP_INC(a, overflow);
+		ep_fail_request(a, bad ? bad : "ext_proc_error_mutations_past_arion_bounds");
+		return true;
+	}
+	if (a->new_path)
+		m->path = (struct arn_h1_slice){.p = a->new_path, .len = a->new_path_len};
+	if (r->has_new_body || r->clear_body) {
+		uint32_t bl = r->has_new_body ? r->new_body_len : 0;
+		http_rb_free(st);
+		if (bl &&
+		    !http_rb_keep(st, (const char *)r->new_body, bl, HTTP_EXT_PROC_BODY_MAX)) {
+			/* the worker's kept bodies (kept_body_mbufs) or its mbufs */
+			HTTP_INC(st->hc, rq_buffer_overflow);
+			ep_complete(a);
+			ep_close(a);
+			ep_reply(a, 503, NULL, 0, "request_buffer_overflow", NULL, 0);
+			return true;
+		}
+		if (m->flags & ARN_H1_F_CONTENT_LENGTH) {
+			char num[12];
+			int k = snprintf(num, sizeof(num), "%u", bl);
+			char *v = ep_room(a, (size_t)k);
+			if (!v) {
+				EP_INC(a, overflow);
+				ep_fail_request(a, "ext_proc_error_mutations_past_arion_bounds");
+				return true;
+			}
+			memcpy(v, num, (size_t)k);
+			a->up[n++] = (struct arn_h1_edit){.name = "content-length",
+							  .name_len = 14,
+							  .value = v,
+							  .value_len = (uint32_t)k,
+							  .op = ARN_H1_EDIT_SET};
+			m->content_length = bl;
+		}
+	}
+	a->n_up = n;
+	ep_req_over(a);
+	if (n && http_req_edits_keep(st, a->up, n) < 0) {
+		HTTP_INC(st->hc, rq_edit_overflow);
+		ep_reply(a, 500, NULL, 0, "header_edits_overflow", NULL, 0);
+		return true;
+	}
 	return false;
 }
 
@@ -718,6 +961,10 @@ static bool ep_message(struct http_ext_proc *a, const uint8_t *msg, size_t len, 
 		*answered = ep_headers_answer(a, &r);
 		return true;
 	}
+	if (r.kind == HTTP_EXT_PROC_REQUEST_BODY && a->state == EP_WAIT_REQ_BODY) {
+		*answered = ep_body_answer(a, &r);
+		return true;
+	}
 	if (r.kind == HTTP_EXT_PROC_RESPONSE_HEADERS && a->state == EP_WAIT_RESP_HEADERS) {
 		*answered = ep_resp_headers_answer(a, &r);
 		return true;
@@ -776,6 +1023,11 @@ static void ep_after(struct http_ext_proc *a, bool answered)
 {
 	struct http_stream *st = a->st;
 	struct http_conn *hc = st->hc;
+	if (!answered && (a->reading || a->state == EP_WAIT_REQ_BODY)) {
+		/* the request's body is read, or sent: it waits on */
+		http_conn_run(hc);
+		return;
+	}
 	uint8_t p = a->paused;
 	a->paused = EP_P_NONE;
 	if (!answered && !(st->state & HTTP_S_LOCAL)) {
@@ -794,7 +1046,7 @@ static void epg_body(struct http_subreq *sr, const char *data, size_t len)
 		return; /* processing is over: the rest is ignored, as Envoy's */
 	if (a->status != 200 || a->bad_ct)
 		return; /* not a gRPC answer: its end says so */
-	if (a->state == EP_IDLE) {
+	if (a->state == EP_IDLE || a->state == EP_READ_REQ_BODY) {
 		/* a message nothing asked for: spurious, the stream ignored
 		 * from now on (as out of turn) */
 		EP_INC(a, spurious_msgs_received);
@@ -886,7 +1138,12 @@ static void epg_sent(struct http_subreq *sr)
 	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
 	if (ep_orphan(a))
 		return;
-	if (a->big_owed && a->state == EP_IDLE) {
+	if (a->state == EP_WAIT_REQ_BODY && (!a->tx_head_done || a->tx_seg)) {
+		if (ep_tx_pump(a) < 0)
+			ep_after(a, ep_error(a, 14, "stream gone"));
+		return;
+	}
+	if (a->big_owed && (a->state == EP_IDLE || a->state == EP_READ_REQ_BODY)) {
 		ep_big_put(a->st->hc->w, a);
 		return;
 	}
@@ -1140,7 +1397,8 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	const struct arn_cfg_ext_proc_mode *mode = pr && pr->has_mode ? &pr->mode : &f->mode;
 	bool req_send = mode->request_headers == ARN_CFG_EXT_PROC_SEND;
 	bool resp_send = mode->response_headers == ARN_CFG_EXT_PROC_SEND;
-	if (!req_send && !resp_send)
+	bool body_buf = mode->request_body_buffered;
+	if (!req_send && !resp_send && !body_buf)
 		return false; /* nothing to send: no stream (Envoy opens it on its first message) */
 	struct http_ext_proc *a = ep_get(w);
 	if (!a) {
@@ -1161,11 +1419,27 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	a->svc = pr && pr->has_svc ? &pr->svc : &f->svc;
 	a->pr = pr;
 	a->resp_send = resp_send;
+	a->body_buf = body_buf;
 	a->prev = st->ext_proc; /* an earlier ext_proc filter's, if any */
 	st->ext_proc = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
 	if (!req_send) {
-		/* the response's head alone: the stream opens then */
-		a->state = EP_IDLE;
+		/* the body, or the response's head: the stream opens then */
+		if (body_buf && http_msg_has_body(&st->req.m)) {
+			a->state = EP_READ_REQ_BODY;
+			if (ep_body_begin(a))
+				return true;
+			if (a->reading || a->state == EP_WAIT_REQ_BODY)
+				return true; /* its answer resumes it */
+			/* failed, let on (failure_mode_allow): framed */
+			if (http_rb_frame_kept(st) != 0) {
+				http_local_reply(st, 500, NULL, 0, 0, "request_length_mismatch",
+						 NULL, 0);
+				return true;
+			}
+			http_rb_send_first(st);
+			return false;
+		}
+		a->state = resp_send ? EP_IDLE : EP_DONE;
 		return false;
 	}
 	a->big = http_big_get(w);
@@ -1296,6 +1570,65 @@ int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsi
 		n += a->n_up;
 	}
 	return (int)n;
+}
+
+/* The context reading @p st's body, or NULL. */
+static struct http_ext_proc *ep_reader(const struct http_stream *st)
+{
+	struct http_worker *w = st->hc->w;
+	for (uint16_t id = st->ext_proc; id && w->idx < ARN_STATS_MAX_WORKERS;) {
+		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
+		if (!a)
+			break;
+		if (a->reading)
+			return a;
+		id = a->prev;
+	}
+	return NULL;
+}
+
+bool http_ext_proc_reading(const struct http_stream *st)
+{
+	return st->ext_proc && ep_reader(st);
+}
+
+bool http_ext_proc_body(struct http_stream *st, const char *data, size_t len)
+{
+	struct http_ext_proc *a = ep_reader(st);
+	if (!a)
+		return false;
+	if ((uint64_t)X(st)->rb_bytes + len > HTTP_EXT_PROC_BODY_MAX) {
+		ep_too_large(a);
+		return false;
+	}
+	if (!http_rb_keep(st, data, len, HTTP_EXT_PROC_BODY_MAX)) {
+		/* the worker's bound (kept_body_mbufs) or its mbufs, as the
+		 * buffer filter's */
+		HTTP_INC(st->hc, rq_buffer_overflow);
+		ep_complete(a);
+		ep_close(a);
+		ep_reply(a, 503, NULL, 0, "request_buffer_overflow", NULL, 0);
+		return false;
+	}
+	return true;
+}
+
+void http_ext_proc_body_end(struct http_stream *st)
+{
+	struct http_ext_proc *a = ep_reader(st);
+	if (!a)
+		return;
+	a->reading = false;
+	st->state &= ~HTTP_S_MCP;
+	bool answered = false;
+	if (a->state == EP_READ_REQ_BODY)
+		answered = ep_body_send(a);
+	if (answered || a->state == EP_WAIT_REQ_BODY || (st->state & HTTP_S_LOCAL))
+		return; /* its answer resumes it */
+	/* processing ended while the body came (failure_mode_allow, a
+	 * spurious message, the processor's close): it goes on */
+	a->paused = EP_P_NONE;
+	ep_resume(a);
 }
 
 size_t http_ext_proc_resume_at(const struct http_stream *st)

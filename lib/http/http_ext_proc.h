@@ -49,7 +49,12 @@ struct http_worker;
  * answer's gRPC message reassembled in the next HTTP_EXT_PROC_ANS. A
  * request or an answer past them fails the stream (overflow). */
 #define HTTP_EXT_PROC_REQ (32u * 1024)
-#define HTTP_EXT_PROC_ANS (16u * 1024)
+#define HTTP_EXT_PROC_ANS (32u * 1024)
+/* request_body_mode BUFFERED: the body read whole at most this many
+ * bytes (Envoy's default per-connection buffer limit, its decoder buffer
+ * limit), in the stream's kept body (the worker's kept_body_mbufs); more:
+ * 413, as Envoy's. */
+#define HTTP_EXT_PROC_BODY_MAX (1024u * 1024)
 /* override_message_timeout messages taken per exchange (each restarts the
  * wait, as Envoy's, up to max_message_timeout): past it they are ignored
  * (override_message_timeout_ignored), so a processor holds a request at
@@ -84,6 +89,14 @@ size_t http_ext_proc_resume_at(const struct http_stream *st);
  * not sent to the processor.
  */
 int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+/** Is an ext_proc filter reading @p st's body (request_body_mode
+ * BUFFERED: http_ext_proc_body takes it)? */
+bool http_ext_proc_reading(const struct http_stream *st);
+/** A piece of the body it reads, into the kept body. @return true for
+ * more (false: it answered, 413 past HTTP_EXT_PROC_BODY_MAX). */
+bool http_ext_proc_body(struct http_stream *st, const char *data, size_t len);
+/** The body is whole: it goes to the processor (request_body). */
+void http_ext_proc_body_end(struct http_stream *st);
 /** The stream ends: the gRPC stream is reset if open, the context goes back. */
 void http_ext_proc_stream_end(struct http_stream *st);
 

@@ -1830,6 +1830,8 @@ static bool l4_body(struct http_stream *st, const char *data, size_t len)
 {
 	if (http_buffer_reading(st))
 		return http_buffer_body(st, data, len);
+	if (st->ext_proc && http_ext_proc_reading(st))
+		return http_ext_proc_body(st, data, len); /* request_body_mode BUFFERED */
 	return http_authz_body(st, data, len);
 }
 
@@ -1837,6 +1839,8 @@ static void l4_body_end(struct http_stream *st)
 {
 	if (http_buffer_reading(st))
 		http_buffer_body_end(st);
+	else if (st->ext_proc && http_ext_proc_reading(st))
+		http_ext_proc_body_end(st);
 	else
 		http_authz_body_end(st);
 }

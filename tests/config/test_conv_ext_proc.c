@@ -127,6 +127,12 @@ static void test_ext_proc_model(void **state)
 	f = hcm0()->http_filter_cfgs[0];
 	assert_int_equal(f->mode.request_headers, ARN_CFG_EXT_PROC_SKIP);
 	assert_int_equal(f->mode.response_headers, ARN_CFG_EXT_PROC_SEND);
+	assert_false(f->mode.request_body_buffered);
+	/* request_body_mode BUFFERED (fails before: refused, "not built") */
+	tc_ok(L, LISTENER(
+		     HCM(EP(SVC ",\"processing_mode\":{\"request_body_mode\":\"BUFFERED\"}"), "")));
+	f = hcm0()->http_filter_cfgs[0];
+	assert_true(f->mode.request_body_buffered);
 	tc_ok(L, LISTENER(HCM(EP(SVC "," SKIP_RESP), EP_ROUTE("\"disabled\":true"))));
 	rt = hcm0()->inline_routes;
 	pr = arn_cfg_per_filter_find(&rt->vhosts[0], &rt->vhosts[0].routes[0], "ep", 2,
@@ -145,8 +151,11 @@ static void test_ext_proc_refusals(void **state)
 		const char *fields, *want;
 	} c[] = {
 	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SKIP\","
-		 "\"request_body_mode\":\"BUFFERED\"}",
-	     "processing_mode.request_body_mode: BUFFERED: not built by Arion"},
+		 "\"request_body_mode\":\"STREAMED\"}",
+	     "processing_mode.request_body_mode: STREAMED: not built by Arion"},
+	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SKIP\","
+		 "\"response_body_mode\":\"BUFFERED\"}",
+	     "processing_mode.response_body_mode: BUFFERED: not built by Arion"},
 	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SKIP\","
 		 "\"response_body_mode\":\"STREAMED\"}",
 	     "processing_mode.response_body_mode: STREAMED: not built by Arion"},

@@ -1460,6 +1460,158 @@ static void test_ext_proc_path_mutation(void **state)
 	unlink(path);
 }
 
+/* ep_begin with @p pm inserted in the processing_mode after
+ * response_header_mode SKIP. */
+static void ep_begin_pm(const char *path, const char *pm)
+{
+	char json[8192], out[8192];
+	unlink(path);
+	snprintf(json, sizeof(json), EP_LISTENER, path, "");
+	const char *at = strstr(json, "\"response_header_mode\":\"SKIP\"");
+	assert_non_null(at);
+	size_t head = (size_t)(at - json) + 29;
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)head, json, pm, json + head);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+	hh_apply(ARN_TYPE_URL_LISTENER, out);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* A request_body answer: CommonResponse {header_mutation @p mut (@p n
+ * bytes, 0: none), body_mutation: body @p body, or clear_body (@p body
+ * NULL)}. */
+static size_t body_answer(uint8_t *msg, const uint8_t *mut, size_t n, const char *body)
+{
+	uint8_t common[1024], bm[512], br[1100];
+	size_t cn = 0, bn = 0, rn = 0, k = 0;
+	if (n)
+		pb_ld(common, &cn, 2, mut, n);
+	if (body)
+		pb_ld(bm, &bn, 1, body, strlen(body));
+	else
+		pb_var(bm, &bn, 2, 1);
+	pb_ld(common, &cn, 3, bm, bn);
+	pb_ld(br, &rn, 1, common, cn);
+	pb_ld(msg, &k, 3, br, rn); /* ProcessingResponse.request_body */
+	return k;
+}
+
+/*
+ * request_body_mode BUFFERED (what Envoy AI Gateway and rewriting
+ * processors use): after the headers' answer the body is read whole into
+ * the stream's kept body (the buffer filter's, one copy) and sent as one
+ * request_body (end_of_stream) on the same stream, the request held: the
+ * answer's body_mutation replaces the body (content-length set to its
+ * length, as Envoy's), its header mutations ride upstream; clear_body
+ * sends an empty body (a chunked request framed by its length, as the
+ * buffer filter frames it); a content-length past the bound is answered
+ * 413 before a byte is read; no answer for the body: 504. Fails before:
+ * the listener is refused (request_body_mode BUFFERED "not built").
+ */
+static void test_ext_proc_request_body(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t m[2048], msg[1024], mut[512];
+	size_t mn, n, k;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep8.%d.log", (int)getpid());
+	ep_begin_pm(path, ",\"request_body_mode\":\"BUFFERED\"");
+	uint64_t sent0 = ep_stat(ARN_EXT_PROC_stream_msgs_sent),
+		 recv0 = ep_stat(ARN_EXT_PROC_stream_msgs_received);
+	/* 1. the body replaced */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a = ep_request("POST /b HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+				    m, sizeof(m), &mn, &sid, NULL);
+	assert_non_null(a);
+	assert_null(memmem(m, mn, "\x18\x01", 2)); /* a body follows */
+	k = headers_answer(msg, 1, NULL, 0);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	ep_answer(a, true, sid, msg, k);
+	hh_advance(10);
+	rx0[a - peers] = a->rx;
+	assert_null(upstream_that_got(rx0)); /* held for the body's answer */
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	static const uint8_t body_msg[] = {0x42, 0x00, 4 << 3 | 2, 9,	0x10, 0x01, 0x0a,
+					   5,	 'h',  'e',	   'l', 'l',  'o'};
+	assert_int_equal(mn, sizeof(body_msg));
+	assert_memory_equal(m, body_msg, sizeof(body_msg));
+	n = 0;
+	set_hdr(mut, &n, "x-b", "1", 2, -1);
+	k = body_answer(msg, mut, n, "HELLO WORLD");
+	snapshot(rx0);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	size_t ul = u->rx - rx0[u - peers];
+	memcpy(r, u->log + u->log_len - ul, ul);
+	r[ul] = 0;
+	if (!strstr(r, "POST /b HTTP/1.1\r\n") || !strcasestr(r, "content-length: 11\r\n") ||
+	    strcasestr(r, "content-length: 5") || !strstr(r, "x-b: 1\r\n") ||
+	    !strstr(r, "\r\n\r\nHELLO WORLD"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_true(h2_read(a, sid, m, sizeof(m), &mn).end_stream); /* closed once answered */
+
+	/* 2. clear_body, a chunked request */
+	assert_ptr_equal(
+	    ep_request("POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+		       "3\r\nabc\r\n0\r\n\r\n",
+		       m, sizeof(m), &mn, &sid, a),
+	    a);
+	k = headers_answer(msg, 1, NULL, 0);
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, k);
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	assert_non_null(memmem(m, mn,
+			       "\x0a\x03"
+			       "abc",
+			       5));
+	k = body_answer(msg, NULL, 0, NULL);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	rx0[a - peers] = a->rx;
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	ul = u->rx - rx0[u - peers];
+	memcpy(r, u->log + u->log_len - ul, ul);
+	r[ul] = 0;
+	if (!strstr(r, "POST /c HTTP/1.1\r\n") || !strcasestr(r, "content-length: 0\r\n") ||
+	    strcasestr(r, "chunked") || strstr(r, "abc"))
+		fail_msg("the upstream got: %s", r);
+	send_str(u, OK5);
+
+	/* 3. a content-length past the bound: 413 once the headers' answer
+	 * let it on, nothing read */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("POST /big HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n", m,
+		       sizeof(m), &mn, &sid, a),
+	    a);
+	k = headers_answer(msg, 1, NULL, 0);
+	ep_answer(a, false, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 413 Payload Too Large\r\n"))
+		fail_msg("the client got: %s", r);
+
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_sent) - sent0, 5);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_received) - recv0, 5);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r;
@@ -1517,6 +1669,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_two_filters),
 	    cmocka_unit_test(test_ext_proc_response_headers),
 	    cmocka_unit_test(test_ext_proc_path_mutation),
+	    cmocka_unit_test(test_ext_proc_request_body),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
