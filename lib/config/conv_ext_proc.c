@@ -209,10 +209,9 @@ const struct arn_cfg_ext_proc *conv_ext_proc(struct conv *c, struct pb p)
 	if (pb_has(p, "filter_metadata"))
 		conv_err(c, "filter_metadata",
 			 "not supported by Arion (no ext_proc logging information is kept)");
-	if (pb_bool(p, "allow_mode_override"))
-		conv_err(c, "allow_mode_override",
-			 "true: not supported by Arion yet (a processor's mode_override could ask "
-			 "for what its ext_proc does not send)");
+	/* a mode_override asking for a mode Arion does not build is ignored
+	 * whole (http_ext_proc.c) */
+	o->allow_mode_override = pb_bool(p, "allow_mode_override");
 	o->disable_immediate_response = pb_bool(p, "disable_immediate_response");
 	if (pb_has(p, "metadata_options"))
 		conv_err(c, "metadata_options",

@@ -921,6 +921,31 @@ static void ep_immediate(struct http_ext_proc *a, const struct http_ext_proc_res
 	ep_reply(a, status, r->body, r->body_len, details, e, n);
 }
 
+/*
+ * A ProcessingMode @p m (its six enums, as sent) overriding the stream's
+ * (Envoy's effectiveModeOverride: a header or trailer mode DEFAULT leaves
+ * the current one, the body modes are always taken). What Arion builds is
+ * taken: the response's headers SEND or SKIP, the request's body NONE or
+ * BUFFERED, no response body, trailers DEFAULT or SKIP; an override that
+ * asks for anything else (a streamed body, trailers sent) is ignored
+ * whole (Envoy would act on it), as an override allowed_override_modes
+ * refuses is. The request's headers' mode is over by then.
+ */
+static void ep_mode_override(struct http_ext_proc *a, const uint32_t *m)
+{
+	if ((m[2] != 0 && m[2] != 2) || m[3] != 0 || m[4] == 1 || m[5] == 1 || m[1] > 2 ||
+	    m[4] > 2 || m[5] > 2) {
+		ARN_DEBUG(HTTP, "ext_proc: mode_override asks for a mode Arion does not build: "
+				"ignored");
+		return;
+	}
+	if (m[1] == 1)
+		a->resp_send = true;
+	else if (m[1] == 2)
+		a->resp_send = false;
+	a->body_buf = m[2] == 2;
+}
+
 /* One whole ProcessingResponse (@p msg, @p len bytes) while the request's
  * headers wait (Envoy's onReceiveMessage). @return true when the request
  * was let on or answered (processing is over). */
@@ -955,8 +980,12 @@ static bool ep_message(struct http_ext_proc *a, const uint8_t *msg, size_t len, 
 		}
 		return false;
 	}
-	/* mode_override: allow_mode_override is refused by the
-	 * configuration, so it is ignored, as Envoy's without it */
+	/* mode_override (Envoy's, main of 2025): with allow_mode_override,
+	 * while a headers' answer is awaited, before the answer is handled;
+	 * else ignored, as Envoy's */
+	if (f->allow_mode_override && r.has_mode_override &&
+	    (a->state == EP_WAIT_REQ_HEADERS || a->state == EP_WAIT_RESP_HEADERS))
+		ep_mode_override(a, r.mode);
 	if (r.kind == HTTP_EXT_PROC_REQUEST_HEADERS && a->state == EP_WAIT_REQ_HEADERS) {
 		*answered = ep_headers_answer(a, &r);
 		return true;

@@ -133,6 +133,12 @@ static void test_ext_proc_model(void **state)
 		     HCM(EP(SVC ",\"processing_mode\":{\"request_body_mode\":\"BUFFERED\"}"), "")));
 	f = hcm0()->http_filter_cfgs[0];
 	assert_true(f->mode.request_body_buffered);
+	assert_false(f->allow_mode_override);
+	/* allow_mode_override (fails before: refused, "not supported by
+	 * Arion yet") */
+	tc_ok(L, LISTENER(HCM(EP(SVC "," SKIP_RESP ",\"allow_mode_override\":true"), "")));
+	assert_true(
+	    ((const struct arn_cfg_ext_proc *)hcm0()->http_filter_cfgs[0])->allow_mode_override);
 	tc_ok(L, LISTENER(HCM(EP(SVC "," SKIP_RESP), EP_ROUTE("\"disabled\":true"))));
 	rt = hcm0()->inline_routes;
 	pr = arn_cfg_per_filter_find(&rt->vhosts[0], &rt->vhosts[0].routes[0], "ep", 2,
@@ -177,8 +183,6 @@ static void test_ext_proc_refusals(void **state)
 	    {SVC "," SKIP_RESP ",\"response_attributes\":[\"response.code\"]",
 	     "response_attributes: not supported by Arion"},
 	    {SVC "," SKIP_RESP ",\"filter_metadata\":{\"a\":1}", "filter_metadata: not supported"},
-	    {SVC "," SKIP_RESP ",\"allow_mode_override\":true",
-	     "allow_mode_override: true: not supported by Arion yet"},
 	    {SVC "," SKIP_RESP ",\"metadata_options\":{}", "metadata_options: not supported"},
 	    {SVC "," SKIP_RESP ",\"observability_mode\":true", "observability_mode: true"},
 	    {SVC "," SKIP_RESP ",\"deferred_close_timeout\":\"1s\"",
