@@ -1705,6 +1705,86 @@ static void test_ext_proc_mode_override(void **state)
 	unlink(path);
 }
 
+/* Client 0's GET @p req through the filter (response SEND) whose
+ * request headers' answer lets it on: @return the upstream, with the
+ * processor in *@p pa and its stream in *@p sid. */
+static struct peer *held_setup(const char *req, struct peer **pa, uint32_t *sid, bool first)
+{
+	uint8_t m[2048], msg[256];
+	size_t mn;
+	struct peer *a = ep_request(req, m, sizeof(m), &mn, sid, first ? NULL : *pa);
+	assert_non_null(a);
+	*pa = a;
+	size_t k = headers_answer(msg, 1, NULL, 0);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	ep_answer(a, first, *sid, msg, k);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	return u;
+}
+
+/*
+ * The response's head held for the processor, and then: failure_mode_allow
+ * and no answer within message_timeout: the response goes on unmodified,
+ * its body (which came with the head) after it; the upstream resetting
+ * while the head waits: 503, as any upstream loss before the response
+ * started, the stream's context back; the client going away: the gRPC
+ * stream reset (CANCEL), the context back.
+ */
+static void test_ext_proc_response_held(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint32_t sid;
+	struct peer *a = NULL;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep10.%d.log", (int)getpid());
+	ep_begin_resp(path, ",\"failure_mode_allow\":true");
+	uint64_t to0 = ep_stat(ARN_EXT_PROC_message_timeouts),
+		 fma0 = ep_stat(ARN_EXT_PROC_failure_mode_allowed);
+	/* 1. late, allowed: unmodified */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *u = held_setup("GET /late HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, true);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-Up: u\r\n\r\nhello");
+	hh_advance(100);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	hh_advance(150);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "X-Up: u\r\n") ||
+	    !strstr(r, "\r\n\r\nhello"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_message_timeouts) - to0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_failure_mode_allowed) - fma0, 1);
+	/* 2. the upstream resets while the head waits */
+	mark = hh_client(0)->log_len;
+	u = held_setup("GET /rst HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, false);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello");
+	hh_advance(10);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	hh_reset(u);
+	hh_settle();
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 503 Service Unavailable\r\n") || strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	/* 3. the client goes away while the head waits */
+	u = held_setup("GET /gone HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, false);
+	send_str(u, OK5);
+	hh_advance(10);
+	hh_reset(hh_client(0));
+	hh_settle();
+	hh_advance(10);
+	uint8_t rst[13] = {0, 0, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0, 8}; /* CANCEL */
+	rst[8] = (uint8_t)sid;
+	uint32_t ll;
+	const char *lg = plog(a, &ll);
+	assert_non_null(memmem(lg, ll, rst, sizeof(rst)));
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r;
@@ -1764,6 +1844,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_path_mutation),
 	    cmocka_unit_test(test_ext_proc_request_body),
 	    cmocka_unit_test(test_ext_proc_mode_override),
+	    cmocka_unit_test(test_ext_proc_response_held),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
