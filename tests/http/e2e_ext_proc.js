@@ -16,7 +16,10 @@
 // x-user: alice set (OVERWRITE_IF_EXISTS_OR_ADD), x-a: 2 added (the
 // deprecated append), x-drop removed, and host: evil (refused by Arion's
 // mutation rules, as Envoy's). On a response's headers: x-proc: seen
-// set, the upstream's x-secret removed, :status 202.
+// set, the upstream's x-secret removed, :status 202. On a request's body
+// (BUFFERED): the body upper-cased with " [processed]" after it, and
+// x-body-len: its length set. The upstream's answer ends with the body
+// it got on /body paths.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -53,9 +56,25 @@ function process_(call) {
     fs.appendFileSync(log, JSON.stringify({
       kind: req.request,
       headers: hs,
-      eos: !!(hm && hm.end_of_stream),
+      eos: !!((hm && hm.end_of_stream) || (req.request_body && req.request_body.end_of_stream)),
+      body: req.request_body ? Buffer.from(req.request_body.body || '', 'base64').toString() : undefined,
       tenant: md.length ? String(md[0]) : null,
     }) + '\n');
+    if (req.request_body) {
+      const b = Buffer.from(req.request_body.body || '', 'base64').toString();
+      call.write({
+        request_body: {
+          response: {
+            header_mutation: {
+              set_headers: [{ header: hv('x-body-len', String(b.length)),
+                append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' }],
+            },
+            body_mutation: { body: Buffer.from(b.toUpperCase() + ' [processed]') },
+          },
+        },
+      });
+      return;
+    }
     if (req.response_headers) {
       call.write({
         response_headers: {
@@ -111,9 +130,15 @@ function process_(call) {
 require('http')
   .createServer((q, r) => {
     const a = q.rawHeaders.filter((_, i, l) => i % 2 === 1 && /^x-a$/i.test(l[i - 1]));
-    r.setHeader('x-secret', 's');
-    r.end('got ' + (q.headers['x-user'] || '-') + ' ' + (q.headers['x-drop'] || '-') + ' ' +
-      a.join('|') + ' ' + q.headers.host + '\n');
+    let body = '';
+    q.on('data', (d) => { body += d; });
+    q.on('end', () => {
+      r.setHeader('x-secret', 's');
+      r.end('got ' + (q.headers['x-user'] || '-') + ' ' + (q.headers['x-drop'] || '-') + ' ' +
+        a.join('|') + ' ' + q.headers.host +
+        (q.url.startsWith('/body') ? ' len=' + q.headers['content-length'] + ' x-body-len=' +
+          q.headers['x-body-len'] + ' body=' + body : '') + '\n');
+    });
   })
   .listen(Number(port) + 1, addr);
 

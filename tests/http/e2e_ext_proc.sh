@@ -13,7 +13,10 @@
 # sends the response's headers too, the upstream's head goes to the
 # processor (response_headers, :status and its fields) and comes to the
 # client with its mutations (:status 202, x-proc set, x-secret removed),
-# the body after it; the counters say so.
+# the body after it; on a route with request_body_mode BUFFERED the
+# body goes to the processor whole (request_body, end_of_stream) and its
+# body_mutation replaces it upstream, content-length the new length
+# (HTTP/1.1 with a length, chunked, HTTP/2); the counters say so.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -88,5 +91,16 @@ expect "response headers, HTTP/2 client: body" "$body" "^got alice - "
 expect "stream_msgs_sent (2 a /resp request)" "$(stat http.ep.ext_proc.stream_msgs_sent)" "^9$"
 expect "stream_msgs_received (2 a /resp request)" \
 	"$(stat http.ep.ext_proc.stream_msgs_received)" "^8$"
+body=$(cc -D "$h" -X POST --data-binary 'hello body' "http://$us/body/1")
+expect "request body: replaced upstream, content-length its length" "$body" \
+	"len=22 x-body-len=10 body=HELLO BODY \[processed\]$"
+c=$(grep '"kind":"request_body"' "$log" | head -1)
+expect "message: request_body, whole, end_of_stream" "$c" '"eos":true,"body":"hello body"'
+body=$(cc -D "$h" -X POST -H "Transfer-Encoding: chunked" --data-binary 'abc' "http://$us/body/2")
+expect "request body, chunked: framed by its new length" "$body" \
+	"len=15 x-body-len=3 body=ABC \[processed\]$"
+body=$(cc --http2-prior-knowledge -D "$h" -X POST --data-binary 'h2 body' "http://$us/body/3")
+expect "request body, HTTP/2 client: replaced" "$body" "body=H2 BODY \[processed\]$"
+expect "stream_msgs_sent (2 a /body request)" "$(stat http.ep.ext_proc.stream_msgs_sent)" "^15$"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
