@@ -14,6 +14,9 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 
+#include "envoy/config/bootstrap/v3/bootstrap.upb.h"
+#include "envoy/config/core/v3/base.upb.h"
+
 int arn_app_http_start(struct arn_app *app)
 {
 	if (!app->config)
@@ -31,6 +34,14 @@ int arn_app_http_start(struct arn_app *app)
 	/* the bootstrap's connection limits (layered_runtime, overload_manager),
 	 * checked by the workers at accept */
 	const struct arn_bootstrap *b = app->bootstrap;
+	/* tracing's node_id and zone tags (Envoy's LocalInfo) */
+	const envoy_config_core_v3_Node *nd =
+	    b->pb ? envoy_config_bootstrap_v3_Bootstrap_node(b->pb) : NULL;
+	const envoy_config_core_v3_Locality *loc = nd ? envoy_config_core_v3_Node_locality(nd) : NULL;
+	upb_StringView zone = loc ? envoy_config_core_v3_Locality_zone(loc) : (upb_StringView){0};
+	o.node_id = b->node_id;
+	o.zone = zone.data;
+	o.zone_len = zone.size;
 	struct arn_http_cx_limit *cl = b->n_cx_limits ? calloc(b->n_cx_limits, sizeof(*cl)) : NULL;
 	if (b->n_cx_limits && !cl)
 		return -ENOMEM;

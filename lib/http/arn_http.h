@@ -74,6 +74,10 @@ struct arn_http_options {
 	 * filter's, ext_authz's with_request_body, retries' and mirrors'):
 	 * HTTP_RB_WORKER_SEGS, 2048 (dataplane http.kept_body_mbufs) */
 	uint32_t kept_body_mbufs;
+	/* the bootstrap's node.id and node.locality.zone (NULL: ""), the
+	 * tracing spans' node_id and zone tags; copied */
+	const char *node_id, *zone;
+	size_t zone_len;
 };
 
 /**

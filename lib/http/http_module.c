@@ -511,7 +511,7 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 		return rc;
 	if (!g_lm_stats)
 		g_lm_stats = arn_stats_scope_get(&arn_stats_listener_manager_schema, NULL, NULL);
-	http_otel_module_init();
+	http_otel_module_init(o ? o->node_id : NULL, o ? o->zone : NULL, o ? o->zone_len : 0);
 	rc = arn_tcp_app_register(&http_app);
 	if (rc) {
 		ARN_ERR(HTTP, "cannot register with the TCP stack: %s", strerror(-rc));

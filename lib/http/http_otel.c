@@ -518,8 +518,18 @@ struct http_otel_worker {
 
 static struct arn_stats_scope *g_otel_stats;
 
-void http_otel_module_init(void)
+static char g_node_id[256], g_zone[256];
+static uint32_t g_node_id_len, g_zone_len;
+
+void http_otel_module_init(const char *node_id, const char *zone, size_t zone_len)
 {
+	size_t n = node_id ? strlen(node_id) : 0;
+	g_node_id_len = (uint32_t)(n < sizeof(g_node_id) ? n : sizeof(g_node_id) - 1);
+	if (g_node_id_len)
+		memcpy(g_node_id, node_id, g_node_id_len);
+	g_zone_len = (uint32_t)(zone_len < sizeof(g_zone) ? zone_len : sizeof(g_zone) - 1);
+	if (g_zone_len)
+		memcpy(g_zone, zone, g_zone_len);
 	if (!g_otel_stats)
 		g_otel_stats = arn_stats_scope_get(&arn_stats_otel_schema, NULL, NULL);
 }
@@ -762,8 +772,8 @@ void http_otel_finish(struct http_stream *st)
 	unsigned n = 0;
 #define KV(key, val, len)                                                                          \
 	kv[n++] = (struct http_otel_kv){key, val, sizeof(key) - 1, (uint32_t)(len)}
-	KV("node_id", "", 0);
-	KV("zone", "", 0);
+	KV("node_id", g_node_id, g_node_id_len);
+	KV("zone", g_zone, g_zone_len);
 	if (st->request_id)
 		KV("guid:x-request-id", st->request_id, st->request_id_len);
 	/* http.url: scheme "://" host path (bounded) */

@@ -142,8 +142,9 @@ bool http_otel_resp_header(const struct http_stream *st, struct arn_h1_edit *e);
 /** The stream ends with its span started: finish it into the worker's queue. */
 void http_otel_finish(struct http_stream *st);
 
-/** tracing.opentelemetry.*'s scope (control lcore, at start). */
-void http_otel_module_init(void);
+/** tracing.opentelemetry.*'s scope, and the node_id and zone tags (at
+ * most 255 bytes each; NULL: ""), copied (control lcore, at start). */
+void http_otel_module_init(const char *node_id, const char *zone, size_t zone_len);
 /** The worker's exporter: set up at worker start (@return 0 or -ENOMEM), freed at its end. */
 int http_otel_worker_init(struct http_worker *w);
 void http_otel_worker_fini(struct http_worker *w);

@@ -99,6 +99,8 @@ expect "span: service.name" "$s" '"service":"arion-e2e"'
 expect "span: batch of 5" "$s" '"batch":5'
 expect "span: initial_metadata" "$s" '"tenant":\["t1"\]'
 expect "tag: component" "$s" '"component":"proxy"'
+expect "tag: node_id (the bootstrap's node.id)" "$s" '"node_id":"arn-otl'
+expect "tag: zone (no locality: empty)" "$s" '"zone":""'
 expect "tag: http.method" "$s" '"http.method":"GET"'
 expect "tag: http.status_code" "$s" '"http.status_code":"200"'
 expect "tag: http.url, path bounded by max_path_tag_length" "$s" \
