@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "arn_access_log.h"
 #include "arn_config.h"
@@ -370,10 +372,12 @@ static const struct arn_h1_header *hdr_find(const struct arn_h1_msg *m, const ch
 	return NULL;
 }
 
+static uint64_t otel_rand(struct http_worker *w);
+
 static void rand_bytes(struct http_worker *w, uint8_t *p, size_t n)
 {
 	while (n) {
-		uint64_t r = http_rand(w);
+		uint64_t r = otel_rand(w);
 		size_t k = n < 8 ? n : 8;
 		memcpy(p, &r, k);
 		p += k;
@@ -408,7 +412,7 @@ static void start(struct http_stream *st, bool edge, const char *rid, uint32_t r
 	enum http_otel_status s = http_otel_decide(
 	    t, st->route ? st->route->trace : NULL, rid, rid_len,
 	    hdr_find(m, "x-client-trace-id", 17) != NULL,
-	    !edge && hdr_find(m, "x-envoy-force-trace", 19) != NULL, http_rand(w), &changed);
+	    !edge && hdr_find(m, "x-envoy-force-trace", 19) != NULL, otel_rand(w), &changed);
 	sp->status = (uint8_t)s;
 	sp->changed = changed;
 	if (st->otel_bad)
@@ -507,6 +511,7 @@ struct http_otel_worker {
 	const struct arn_cfg_listener *out_lsn;
 	struct http_subreq_header h[ARN_CFG_TRACE_MD_MAX + 3];
 	char tmo[16];
+	uint64_t rng[2]; /* otel_rand's */
 	uint32_t qn;
 	size_t qlen, outlen;
 	bool busy;
@@ -515,6 +520,20 @@ struct http_otel_worker {
 	uint8_t q[HTTP_OTEL_QUEUE_BYTES];
 	uint8_t out[OTEL_OUT_MAX];
 };
+
+/* Tracing's ids and client sampling draw from the worker's own
+ * generator for them (xorshift128+, seeded at start from getrandom):
+ * turning tracing on shifts no load balancer's or retry's draws. */
+static uint64_t otel_rand(struct http_worker *w)
+{
+	uint64_t *r = w->otel->rng;
+	uint64_t s1 = r[0];
+	const uint64_t s0 = r[1];
+	r[0] = s0;
+	s1 ^= s1 << 23;
+	r[1] = s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26);
+	return r[1] + s0;
+}
 
 static struct arn_stats_scope *g_otel_stats;
 
@@ -597,6 +616,19 @@ static const struct http_subreq_ops ex_ops = {
 };
 
 /* Export the queued spans (nothing while one is in flight or none wait). */
+/* The queue lets go of its spans' configuration (none wait). */
+static void queue_release(struct http_otel_worker *o)
+{
+	if (o->lsn)
+		arn_cfg_unpin(o->lsn);
+	o->lsn = NULL;
+	o->t = NULL;
+	o->qn = 0;
+	o->qlen = 0;
+}
+
+/* Export the queued spans (nothing while one is in flight or none wait):
+ * the queue's pin of their listener goes with the export. */
 static void flush(struct http_otel_worker *o)
 {
 	struct http_worker *w = o->hc.w;
@@ -606,10 +638,16 @@ static void flush(struct http_otel_worker *o)
 	size_t len = http_otel_export_encode(o->out, sizeof(o->out), t->service_name,
 					     t->service_name_len, o->q, o->qlen);
 	uint32_t n = o->qn;
+	const struct arn_cfg_listener *l = o->lsn;
+	o->lsn = NULL; /* its pin: the export's, or let go below */
+	o->t = NULL;
 	o->qn = 0;
 	o->qlen = 0;
+	o->busy = true;
+	o->out_lsn = l;
 	if (!len) {
 		otel_count(w, ARN_OTEL_spans_dropped, n);
+		export_over(o, true);
 		return;
 	}
 	unsigned k = 0;
@@ -631,9 +669,6 @@ static void flush(struct http_otel_worker *o)
 	 * collector that never answers holds one export, not the queue */
 	uint32_t tmo = t->timeout_ms ? t->timeout_ms : HTTP_OTEL_FLUSH_MS;
 	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
-	o->busy = true;
-	o->out_lsn = o->lsn;
-	arn_cfg_pin(o->out_lsn);
 	int rc = http_subreq_start(&o->sr, &o->hc, g, &t->cluster, OTEL_PATH, sizeof(OTEL_PATH) - 1,
 				   o->h, k, (const char *)o->out, len, tmo, &ex_ops, o);
 	if (rc != 0) {
@@ -663,14 +698,15 @@ static void enqueue(struct http_otel_worker *o, const struct arn_cfg_listener *l
 	/* the export's local address: a listener's of this worker, as a
 	 * client's connection lends its own to ext_authz's checks */
 	o->hc.laddr = hc_laddr;
-	if (o->t != t) {
+	if (o->qn && o->t != t) {
 		/* another configuration's spans go in another export */
 		flush(o);
 		if (o->qn) { /* one in flight: the others cannot wait */
 			otel_count(w, ARN_OTEL_spans_dropped, o->qn);
-			o->qn = 0;
-			o->qlen = 0;
+			queue_release(o);
 		}
+	}
+	if (!o->qn) { /* the queue holds its spans' configuration */
 		if (o->lsn)
 			arn_cfg_unpin(o->lsn);
 		arn_cfg_pin(l);
@@ -681,6 +717,8 @@ static void enqueue(struct http_otel_worker *o, const struct arn_cfg_listener *l
 	size_t need = 1 + vsize(len) + len;
 	if (o->qn >= HTTP_OTEL_QUEUE_SPANS || need > sizeof(o->q) - o->qlen) {
 		otel_count(w, ARN_OTEL_spans_dropped, 1);
+		if (!o->qn)
+			queue_release(o);
 		return;
 	}
 	struct pbf f = {o->q, o->qlen, sizeof(o->q), false};
@@ -865,6 +903,14 @@ int http_otel_worker_init(struct http_worker *w)
 		return -ENOMEM;
 	o->hc.w = w;
 	o->timer.fn = flush_timer;
+	if (getrandom(o->rng, sizeof(o->rng), 0) != (ssize_t)sizeof(o->rng)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		o->rng[0] = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ w->idx;
+		o->rng[1] = (uint64_t)ts.tv_sec ^ 0xbf58476d1ce4e5b9ull;
+	}
+	if (!(o->rng[0] | o->rng[1]))
+		o->rng[1] = 1; /* xorshift's one bad state */
 	w->otel = o;
 	return 0;
 }
@@ -879,8 +925,7 @@ void http_otel_worker_fini(struct http_worker *w)
 	http_timer_cancel(&o->timer);
 	if (o->out_lsn)
 		arn_cfg_unpin(o->out_lsn);
-	if (o->lsn)
-		arn_cfg_unpin(o->lsn);
+	queue_release(o);
 	free(o);
 	w->otel = NULL;
 }

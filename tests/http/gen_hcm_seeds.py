@@ -350,6 +350,34 @@ seeds["dyn_lua"] = (Seed().time(0).open(0, 82)
                     .usend(0, OK5).usend(1, OK5).time(2)
                     .open(1, 82).csend(1, "GET /lua/4 HTTP/1.1\r\nHost: a\r\nx-lua-respond: 99\r\n"
                                           "x-lua-in: a\rb\r\n\r\n").time(5))
+# the "dyn" listener's HCM tracing (HH_TRACING: random sampling 100 %,
+# spans exported to "two"): a request id and a sampled traceparent with
+# tracestate, a malformed traceparent (no span), x-client-trace-id and
+# x-envoy-force-trace, a decorator operation from the client, one without
+# an id; the fifth span starts an export (upstream 5, a trailers-only OK),
+# the next ones wait for the 5 s flush, whose export is never answered
+# (the 0.3 s timeout)
+RID = "x-request-id: 0000270f-0000-4000-8000-000000000000\r\n"
+TP = "traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\r\n"
+def _ot(path, extra):
+    return "GET %s HTTP/1.1\r\nHost: a\r\n%s\r\n" % (path, extra)
+OT_OK = "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\ngrpc-status: 0\r\ncontent-length: 0\r\n\r\n"
+seeds["dyn_tracing"] = (Seed().time(0).open(0, 82)
+                        .csend(0, _ot("/t/1", RID + TP + "tracestate: a=1,b=2\r\n")).time(2)
+                        .usend(0, OK5).time(2)
+                        .csend(0, _ot("/t/2", RID + "traceparent: 00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01\r\n"))
+                        .time(2).usend(0, OK5).time(2)
+                        .csend(0, _ot("/t/3", RID + "x-client-trace-id: c1\r\nx-envoy-force-trace: 1\r\n"))
+                        .time(2).usend(0, OK5).time(2)
+                        .csend(0, _ot("/t/4", RID + TP + "x-envoy-decorator-operation: op\r\nx-user: u\r\n"))
+                        .time(2).usend(0, OK5).time(2)
+                        .csend(0, _ot("/t/5", "")).time(2).usend(0, OK5).time(2)
+                        .csend(0, _ot("/t/6", RID + TP)).time(2).usend(0, OK5).time(5)
+                        .usend(1, OT_OK).time(5)
+                        .csend(0, _ot("/t/7", RID + TP)).time(2).usend(0, OK5).time(127)
+                        .time(127).time(127).time(127).time(127).time(127).time(127).time(127)
+                        .time(127).time(127).time(127).time(127).time(127).time(127).time(127)
+                        .time(127))
 
 # a request header copied by request_headers_to_add that outgrows the
 # stream's text (4 KB): refused with 500, never sent without the edit

@@ -952,6 +952,14 @@ static inline void hh_trace_run(void)
 	"hd:add('x-lua-status', hd:get(':status')) hd:remove('x-lua-secret') "                      \
 	"local b = hd:get('x-lua-big') if b then hd:add('x-lua-big2', string.rep(b, 100)) end end"  \
 	"\"}}}},"
+/* HCM tracing (http_otel.c), random_sampling 100 %: the request's
+ * x-request-id (none generated here) decides, its traceparent continues;
+ * spans exported to "two" (over HTTP/1.1 here: a failed export) */
+#define HH_TRACING                                                                                 \
+	"\"tracing\":{\"custom_tags\":[{\"tag\":\"u\",\"request_header\":{\"name\":\"x-user\"}}],"  \
+	"\"provider\":{\"name\":\"envoy.tracers.opentelemetry\",\"typed_config\":{\"@type\":"        \
+	"\"type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig\",\"grpc_service\":{"     \
+	"\"envoy_grpc\":{\"cluster_name\":\"two\"},\"timeout\":\"0.3s\"}}}},"
 /* clang-format on */
 #define HH_LDYN                                                                                    \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
@@ -959,6 +967,7 @@ static inline void hh_trace_run(void)
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"dyn\","              \
 	"\"generate_request_id\":false,"                                                           \
+	HH_TRACING                                                                                 \
 	"\"local_reply_config\":{\"mappers\":[{\"filter\":{\"header_filter\":{\"header\":{"         \
 	"\"name\":\"accept\",\"string_match\":{\"contains\":\"json\"}}}},"                         \
 	"\"body_format_override\":{\"json_format\":{\"code\":\"%%RESPONSE_CODE%%\","                 \

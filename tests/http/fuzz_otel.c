@@ -1,0 +1,112 @@
+/*
+ * libFuzzer target for HCM tracing's parsers and writers of a client's
+ * bytes (lib/http/http_otel.c): the traceparent parser (what it accepts
+ * formats back to the same ids and flag), the trace decision over any
+ * x-request-id, and a span whose name, tracestate and attributes are the
+ * input: its bytes must decode (http_pb.h's bounded reader) field by
+ * field, every string valid UTF-8 and of the input's length.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arn_config_model.h"
+#include "http_otel.h"
+#include "http_pb.h"
+
+static bool utf8_ok(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		uint8_t c = p[i];
+		size_t k = c < 0x80		? 1
+			   : (c & 0xe0) == 0xc0 ? 2
+			   : (c & 0xf0) == 0xe0 ? 3
+			   : (c & 0xf8) == 0xf0 ? 4
+						: 0;
+		if (!k || i + k > n)
+			return false;
+		uint32_t cp = k == 1 ? c : c & (0x7f >> k);
+		for (size_t j = 1; j < k; j++) {
+			if ((p[i + j] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[i + j] & 0x3f);
+		}
+		if ((k == 2 && cp < 0x80) || (k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+static void must(bool c)
+{
+	if (!c)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *s = (const char *)data;
+	/* traceparent */
+	struct http_otel_span sp = {0};
+	if (http_otel_tp_parse(s, size, sp.trace_id, sp.parent_id, &sp.sampled) == 0) {
+		memcpy(sp.span_id, sp.parent_id, 8);
+		http_otel_tp_fmt(&sp);
+		uint8_t t2[16], p2[8];
+		bool s2;
+		must(http_otel_tp_parse(sp.tp, HTTP_OTEL_TP_LEN, t2, p2, &s2) == 0);
+		must(!memcmp(t2, sp.trace_id, 16) && !memcmp(p2, sp.parent_id, 8) &&
+		     s2 == sp.sampled);
+	}
+	/* the decision over any id */
+	struct arn_cfg_tracing t = {0};
+	t.client_sampling = (struct arn_cfg_fraction){5000, 10000};
+	t.random_sampling = (struct arn_cfg_fraction){5000, 10000};
+	t.overall_sampling = (struct arn_cfg_fraction){9000, 10000};
+	bool ch;
+	enum http_otel_status st =
+	    http_otel_decide(&t, NULL, s, size, size & 1, size & 2, size, &ch);
+	must(st <= HTTP_OTEL_CLIENT && (!ch || size == 36));
+	/* a span of the input's strings: name, tracestate, attributes */
+	size_t q = size / 4;
+	struct http_otel_kv kv[2] = {{s, s + q, (uint32_t)q, (uint32_t)q},
+				     {"k", s + 2 * q, 1, (uint32_t)(size - 2 * q)}};
+	sp.tracestate = s + q;
+	sp.tracestate_len = (uint32_t)q;
+	sp.has_parent = size & 4;
+	static uint8_t out[1 << 17];
+	size_t n = http_otel_span_encode(out, sizeof(out), &sp, s, q, 1, 2, kv, 2);
+	must(n > 0);
+	struct pbr r = {out, out + n};
+	struct fld f;
+	int rc;
+	unsigned attrs = 0;
+	while ((rc = r_next(&r, &f)) > 0) {
+		if (f.num == 3 || f.num == 5)
+			must(f.len == q && utf8_ok(f.data, f.len));
+		if (f.num == 9) {
+			struct pbr a = {f.data, f.data + f.len};
+			struct fld g;
+			int k;
+			attrs++;
+			while ((k = r_next(&a, &g)) > 0) {
+				must(g.wt == 2);
+				if (g.num == 1)
+					must(utf8_ok(g.data, g.len));
+				if (g.num == 2) {
+					struct pbr v = {g.data, g.data + g.len};
+					struct fld h;
+					must(r_next(&v, &h) == 1 && h.num == 1 &&
+					     utf8_ok(h.data, h.len));
+				}
+			}
+			must(k == 0);
+		}
+	}
+	must(rc == 0 && attrs == 2);
+	return 0;
+}
