@@ -124,6 +124,7 @@ extern const struct http_filter_ops http_mcp_filter_ops;	/* the MCP gateway */
 extern const struct http_filter_ops http_grpc_stats_filter_ops; /* grpc_stats */
 extern const struct http_filter_ops http_compressor_filter_ops; /* compressor */
 extern const struct http_filter_ops http_grpc_web_filter_ops;	/* grpc_web */
+extern const struct http_filter_ops http_otel_filter_ops;	/* HCM tracing (http_otel.c) */
 
 /* At most this many filters in the table. */
 #define HTTP_FILTERS_MAX 8

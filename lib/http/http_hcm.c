@@ -314,13 +314,6 @@ void http_stream_end(struct http_stream *st)
 	}
 	if (st->state & HTTP_S_ACTIVE) {
 		FOR_FILTERS(hc, log, st); /* the filters' fields of the record */
-		/* HCM tracing: the span of a request whose head was read */
-		if (unlikely(hc->hcm && hc->hcm->tracing) && st->res &&
-		    (st->state & HTTP_S_HEAD_DONE)) {
-			if (st->state & HTTP_S_STARTED)
-				stream_wall_start(st);
-			http_otel_finish(st);
-		}
 		/* http_access_log's own test, here: its frame is paid only with
 		 * a logger (bench_hcm: 22 instructions a request) */
 		if (hc->hrt && hc->hrt->n_loggers) {
@@ -1328,10 +1321,6 @@ static void write_resp_head(struct http_stream *st)
 		return;
 	}
 	n += k;
-	/* HCM tracing: a route decorator's operation propagated */
-	if (unlikely(hc->hcm && hc->hcm->tracing) && n < MAX_EDITS - 2 &&
-	    http_otel_resp_header(st, &e[n]))
-		n++;
 	/* A response that starts before its request has been read whole ends
 	 * the connection (the rest of the request is not read once the
 	 * response is done); say so in the head, as Envoy does. */

@@ -82,6 +82,7 @@ static const struct http_filter_ops *const filter_chain[] = {
     &http_mcp_filter_ops,
     &http_grpc_stats_filter_ops,
     &http_compressor_filter_ops,
+    &http_otel_filter_ops, /* HCM tracing: the span at the stream's end, the decorator's header */
 };
 
 /* Requests that waited for an http_res go on, oldest first, while there

@@ -18,6 +18,7 @@
 #include "arn_config.h"
 #include "arn_stats_envoy.h"
 #include "http_access_log.h"
+#include "http_filter.h"
 #include "http_otel.h"
 #include "http_stream.h"
 #include "http_subreq.h"
@@ -948,3 +949,42 @@ bool http_otel_resp_header(const struct http_stream *st, struct arn_h1_edit *e)
 				  .value_len = rt->operation_len};
 	return true;
 }
+
+/* ---- as a filter of the chain (http_filter.h): no hook runs for a
+ * connection manager without tracing, which then costs nothing ---- */
+
+static bool otel_active(const struct arn_cfg_hcm *h)
+{
+	return h->tracing != NULL;
+}
+
+/* The span of a request whose head was read, before the access log. */
+static void otel_log(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	if (!hc->hcm || !hc->hcm->tracing || !st->res || !(st->state & HTTP_S_HEAD_DONE))
+		return;
+	if (st->state & HTTP_S_STARTED) {
+		/* the start in wall-clock time, as the access log takes it */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+		st->start_wall_us = now - (int64_t)http_now_us(hc->w, st->start_tsc);
+	}
+	http_otel_finish(st);
+}
+
+static int otel_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	const struct arn_cfg_hcm *h = st->hc->hcm;
+	if (!h || !h->tracing || !cap)
+		return 0;
+	return http_otel_resp_header(st, e) ? 1 : 0;
+}
+
+const struct http_filter_ops http_otel_filter_ops = {
+    .name = "tracing",
+    .active = otel_active,
+    .encode_head_edits = otel_resp_edits,
+    .log = otel_log,
+};
