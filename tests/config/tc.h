@@ -121,6 +121,8 @@ extern const struct CMUnitTest conv_client_tests[];
 extern const size_t n_conv_client_tests;
 extern const struct CMUnitTest conv_lua_tests[];
 extern const size_t n_conv_lua_tests;
+extern const struct CMUnitTest conv_tracing_tests[];
+extern const size_t n_conv_tracing_tests;
 
 #define TC(f) cmocka_unit_test_setup_teardown(f, tc_setup, tc_teardown)
 

@@ -310,5 +310,7 @@ int main(void)
 	fails += _cmocka_run_group_tests("conv_client", conv_client_tests, n_conv_client_tests,
 					 NULL, NULL);
 	fails += _cmocka_run_group_tests("conv_lua", conv_lua_tests, n_conv_lua_tests, NULL, NULL);
+	fails += _cmocka_run_group_tests("conv_tracing", conv_tracing_tests, n_conv_tracing_tests,
+					 NULL, NULL);
 	return fails ? 1 : 0;
 }
