@@ -921,8 +921,9 @@ void http_otel_worker_fini(struct http_worker *w)
 	struct http_otel_worker *o = w->otel;
 	if (!o)
 		return;
-	if (o->busy)
-		http_subreq_cancel(&o->sr);
+	/* an export in flight is not cancelled: the worker's upstream
+	 * connections are already gone (worker_free), and with them every
+	 * callback that could reach it */
 	http_timer_cancel(&o->timer);
 	if (o->out_lsn)
 		arn_cfg_unpin(o->out_lsn);
@@ -977,7 +978,9 @@ static void otel_log(struct http_stream *st)
 static int otel_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
 	const struct arn_cfg_hcm *h = st->hc->hcm;
-	if (!h || !h->tracing || !cap)
+	/* a local reply's comes from http_local.c, which calls this hook
+	 * only with some filters */
+	if (!h || !h->tracing || !cap || (st->state & HTTP_S_LOCAL))
 		return 0;
 	return http_otel_resp_header(st, e) ? 1 : 0;
 }

@@ -74,6 +74,10 @@ expect "decorated route: traced" "$b" "^tp=00-$did-"
 expect "decorated route: x-envoy-decorator-operation in the response" \
 	"$(tr -d '\r' <"$h" | grep -i '^x-envoy-decorator-operation:')" \
 	"^x-envoy-decorator-operation: deco-op$"
+cc -D "$h" "http://$us/decodead" >/dev/null
+expect "a local reply (503) on a decorated route: x-envoy-decorator-operation" \
+	"$(tr -d '\r' <"$h" | grep -i '^x-envoy-decorator-operation:')" \
+	"^x-envoy-decorator-operation: dead-op$"
 oid=66666666666666666666666666666666
 b=$(cc -D "$h" -H "traceparent: 00-$oid-$pid-01" -H "x-envoy-decorator-operation: client-op" \
 	"http://$us/deco/y")
