@@ -894,6 +894,12 @@ struct arn_cfg_hcm {
 	 * ARN_CFG_FCC_D_*): lib/http/http_router.c, http_xfcc.c */
 	uint8_t fcc;
 	uint8_t fcc_details;
+	/* internal_address_config (lib/http/http_router.c http_addr_internal):
+	 * unset, no address is internal (Envoy 1.36); set without
+	 * cidr_ranges, RFC 1918 and loopback; else exactly cidr_ranges */
+	bool internal_cfg;
+	struct arn_cfg_cidr *internal_cidrs;
+	size_t n_internal_cidrs;
 	bool always_set_request_id_in_response;
 	bool stream_error_on_invalid_http_message;
 	bool strip_trailing_host_dot;

@@ -370,8 +370,8 @@ struct arn_cfg_custom_response;
 const struct arn_cfg_custom_response *conv_custom_response(struct conv *c, struct pb p);
 
 /** The connection manager @p h's client identity fields into @p out:
- * forward_client_cert_details, set_current_client_cert_details.
- * conv_client.c */
+ * forward_client_cert_details, set_current_client_cert_details,
+ * internal_address_config. conv_client.c */
 void conv_hcm_client(struct conv *c, struct pb h, struct arn_cfg_hcm *out);
 
 /* ---- the L4 filters (conv_l4.c) --------------------------------------------- */

@@ -44,7 +44,37 @@ static void fcc(struct conv *c, struct pb h, struct arn_cfg_hcm *out)
 	conv_pop(c, k);
 }
 
+/* internal_address_config: which peers are internal (x-envoy-internal,
+ * the x-envoy-* sanitising). Envoy 1.36 (the runtime guard
+ * explicit_internal_address_config removed, its true kept): unset, none
+ * is; set without cidr_ranges, its isInternalAddress falls back to RFC
+ * 1918 (and loopback); else exactly the ranges. unix_sockets is
+ * accepted: it names pipe peers, and Arion's data plane has none. */
+static void internal_addresses(struct conv *c, struct pb h, struct arn_cfg_hcm *out)
+{
+	if (!pb_has(h, "internal_address_config"))
+		return;
+	size_t k = conv_push(c, "internal_address_config");
+	struct pb ia = pb_msg(h, "internal_address_config");
+	conv_only(c, ia, "unix_sockets,cidr_ranges");
+	out->internal_cfg = true;
+	size_t n = pb_len(ia, "cidr_ranges");
+	if (n) {
+		out->internal_cidrs = CONV_NEW(c, struct arn_cfg_cidr, n);
+		if (out->internal_cidrs) {
+			out->n_internal_cidrs = n;
+			for (size_t i = 0; i < n; i++) {
+				size_t m = conv_push(c, "cidr_ranges[%zu]", i);
+				conv_cidr(c, pb_at(ia, "cidr_ranges", i), &out->internal_cidrs[i]);
+				conv_pop(c, m);
+			}
+		}
+	}
+	conv_pop(c, k);
+}
+
 void conv_hcm_client(struct conv *c, struct pb h, struct arn_cfg_hcm *out)
 {
 	fcc(c, h, out);
+	internal_addresses(c, h, out);
 }

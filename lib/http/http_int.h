@@ -763,6 +763,11 @@ int http_xfcc_value(const struct http_xfcc_src *s, unsigned details, char *out, 
  * '/', '=' as %XX) into @p out (NULL: only measured). @return its length. */
 size_t http_xfcc_urlenc(const char *pem, size_t n, char *out);
 
+/** Is @p a internal for @p h (internal_address_config: x-envoy-internal and
+ * the x-envoy-* sanitising)? Envoy 1.36: none unless configured; set
+ * without cidr_ranges, RFC 1918 and loopback; else the ranges. */
+bool http_addr_internal(const struct arn_cfg_hcm *h, uint32_t a);
+
 /** The trusted client address of @p m per the HCM's XFF rules (Envoy's
  * "downstream remote address"); also tells whether the request is internal. */
 uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,

@@ -63,11 +63,26 @@ static int ip4_parse(const char *s, size_t n, uint32_t *out)
 	return 0;
 }
 
-/* RFC 1918 and loopback: what Envoy counts as an internal address. */
+/* RFC 1918 and loopback: Envoy's Network::Utility::isInternalAddress. */
 static bool ip4_internal(uint32_t a)
 {
 	return (a >> 24) == 10 || (a >> 20) == (172u << 4 | 1) || (a >> 16) == (192u << 8 | 168) ||
 	       (a >> 24) == 127;
+}
+
+bool http_addr_internal(const struct arn_cfg_hcm *h, uint32_t a)
+{
+	if (!h->internal_cfg)
+		return false; /* Envoy 1.36: none unless configured */
+	if (!h->n_internal_cidrs)
+		return ip4_internal(a);
+	for (size_t i = 0; i < h->n_internal_cidrs; i++) {
+		const struct arn_cfg_cidr *c = &h->internal_cidrs[i];
+		uint32_t mask = c->len ? ~0u << (32 - c->len) : 0;
+		if ((a & mask) == c->addr)
+			return true;
+	}
+	return false;
 }
 
 /* Copy @p n bytes into the context's text area; NULL when full. */
@@ -190,7 +205,7 @@ uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *
 		 * sent upstream is then the peer alone) from an internal peer */
 		if (internal)
 			*internal = arn_h1_find_id(m, ARN_H1_H_X_FORWARDED_FOR, 0) < 0 &&
-				    ip4_internal(raddr);
+				    http_addr_internal(h, raddr);
 	} else {
 		/* Envoy behind another proxy: the last XFF element (skipping
 		 * trusted hops) is the client */
@@ -198,7 +213,7 @@ uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *
 		if (found)
 			client = a;
 		if (internal)
-			*internal = found && single && ip4_internal(a);
+			*internal = found && single && http_addr_internal(h, a);
 	}
 	return client;
 }
@@ -646,7 +661,7 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		/* what http_client_addr finds without X-Forwarded-For: the
 		 * peer, internal when it is and it is trusted */
 		x->client_addr = x->raddr;
-		internal = h->use_remote_address && ip4_internal(x->raddr);
+		internal = h->use_remote_address && http_addr_internal(h, x->raddr);
 	}
 	x->internal = internal;
 	bool edge = h->use_remote_address && !internal;

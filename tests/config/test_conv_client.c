@@ -84,9 +84,35 @@ static void test_fcc_refusals(void **state)
 		   "forward_client_cert_details is SANITIZE");
 }
 
+/* internal_address_config: unset (no internal address), set without
+ * ranges (RFC 1918), ranges; an IPv6 range refused by field. */
+static void test_internal_address_config(void **state)
+{
+	(void)state;
+	tc_ok(L, LSN(""));
+	assert_false(hcm0()->internal_cfg);
+	tc_ok(L, LSN("\"internal_address_config\":{\"unix_sockets\":true},"));
+	assert_true(hcm0()->internal_cfg);
+	assert_int_equal(hcm0()->n_internal_cidrs, 0);
+	tc_ok(L, LSN("\"internal_address_config\":{\"cidr_ranges\":[{\"address_prefix\":"
+		     "\"10.1.2.3\",\"prefix_len\":16},{\"address_prefix\":\"192.0.2.7\"}]},"));
+	const struct arn_cfg_hcm *h = hcm0();
+	assert_int_equal(h->n_internal_cidrs, 2);
+	assert_int_equal(h->internal_cidrs[0].addr, 0x0a010000);
+	assert_int_equal(h->internal_cidrs[0].len, 16);
+	assert_int_equal(h->internal_cidrs[1].addr, 0xc0000207);
+	assert_int_equal(h->internal_cidrs[1].len, 32);
+	tc_refused(L,
+		   LSN("\"internal_address_config\":{\"cidr_ranges\":[{\"address_prefix\":"
+		       "\"fd00::\",\"prefix_len\":8}]},"),
+		   "internal_address_config.cidr_ranges[0].address_prefix: 'fd00::' is not an IPv4 "
+		   "address");
+}
+
 const struct CMUnitTest conv_client_tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     T(test_fcc_modes),
     T(test_fcc_refusals),
+    T(test_internal_address_config),
 };
 const size_t n_conv_client_tests = sizeof(conv_client_tests) / sizeof(conv_client_tests[0]);

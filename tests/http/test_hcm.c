@@ -10663,6 +10663,7 @@ static void test_router_edits_carry_header_ids(void **state)
 	memset(&h, 0, sizeof(h));
 	h.use_remote_address = true;
 	h.generate_request_id = true;
+	h.internal_cfg = true; /* internal_address_config {}: RFC 1918 internal */
 	struct arn_cfg_vhost vh;
 	memset(&vh, 0, sizeof(vh));
 	vh.include_request_attempt_count = true;

@@ -350,6 +350,94 @@ static void test_xfcc_append_and_set(void **state)
 	}
 }
 
+/* ---- internal addresses (internal_address_config) ------------------------ */
+
+/* The edits for @p req from peer @p raddr on an edge manager
+ * (use_remote_address) whose internal_address_config is @p cfg (with
+ * @p n ranges), into @p out; *@p internal as the router found it. */
+static const char *edge(bool cfg, const struct arn_cfg_cidr *cidrs, size_t n, uint32_t raddr,
+			const char *req, bool *internal, char *out, size_t cap)
+{
+	struct req r;
+	snprintf(r.buf, sizeof(r.buf), "%s", req);
+	arn_h1_msg_init(&r.m, r.h, 16);
+	arn_h1_parser_init(&r.p, ARN_H1_REQUEST, NULL, &r.m);
+	struct arn_h1_ev ev;
+	assert_true(arn_h1_parse(&r.p, r.buf, strlen(r.buf), &ev) > 0);
+	struct arn_cfg_hcm h;
+	memset(&h, 0, sizeof(h));
+	h.use_remote_address = true;
+	h.internal_cfg = cfg;
+	h.internal_cidrs = (struct arn_cfg_cidr *)cidrs;
+	h.n_internal_cidrs = n;
+	struct http_req_ctx x = {.hcm = &h, .raddr = raddr, .text = text, .text_cap = sizeof(text)};
+	struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+	int k = http_req_edits(&x, &r.m, e, ARN_H1_MAX_EDITS);
+	assert_true(k >= 0);
+	struct arn_h1_wbuf w;
+	arn_h1_wbuf_init(&w, out, (uint32_t)cap - 1, NULL, NULL);
+	assert_int_equal(arn_h1_write_headers(&w, &r.m, e, (unsigned)k, ARN_H1_W_DROP_HOP), 0);
+	out[w.len] = 0;
+	*internal = x.internal;
+	/* the filters' view (RBAC remote_ip, rate limits) agrees */
+	bool fi;
+	http_client_addr(&h, &r.m, raddr, &fi);
+	assert_int_equal(fi, x.internal);
+	return out;
+}
+
+#define FORGED                                                                                     \
+	"GET / HTTP/1.1\r\nHost: a\r\nx-envoy-max-retries: 9\r\nx-envoy-retry-on: 5xx\r\n"         \
+	"x-envoy-internal: true\r\n\r\n"
+
+/* Envoy 1.36 (CVE-2024-45806; explicit_internal_address_config's true
+ * made the only behaviour): without internal_address_config no peer is
+ * internal, so an RFC 1918 client at the edge (behind a cloud load
+ * balancer, a NAT) is external: its x-envoy-* are removed, not trusted. */
+static void test_rfc1918_peer_is_external_by_default(void **state)
+{
+	(void)state;
+	char out[2048];
+	bool internal;
+	edge(false, NULL, 0, 0x0a000005, FORGED, &internal, out, sizeof(out));
+	if (internal || strstr(out, "x-envoy-max-retries") || strstr(out, "x-envoy-retry-on") ||
+	    strstr(out, "x-envoy-internal"))
+		fail_msg("a 10.0.0.5 client was trusted as internal:\n%s", out);
+	assert_non_null(strstr(out, "x-envoy-external-address: 10.0.0.5\r\n"));
+}
+
+/* internal_address_config {}: RFC 1918 and loopback; with cidr_ranges,
+ * exactly those. */
+static void test_internal_address_config(void **state)
+{
+	(void)state;
+	char out[2048];
+	bool internal;
+	edge(true, NULL, 0, 0x0a000005, FORGED, &internal, out, sizeof(out));
+	assert_true(internal);
+	assert_non_null(strstr(out, "x-envoy-max-retries: 9\r\n"));
+	assert_non_null(strstr(out, "x-envoy-internal: true\r\n"));
+	edge(true, NULL, 0, 0xc6120005, FORGED, &internal, out, sizeof(out));
+	assert_false(internal);
+	static const struct arn_cfg_cidr nets[] = {{.addr = 0xc6120000, .len = 24},
+						   {.addr = 0x64400000, .len = 10}};
+	edge(true, nets, 2, 0xc6120005, FORGED, &internal, out, sizeof(out));
+	assert_true(internal);
+	edge(true, nets, 2, 0x64412345, FORGED, &internal, out, sizeof(out)); /* 100.65.x */
+	assert_true(internal);
+	edge(true, nets, 2, 0xc6120105, FORGED, &internal, out, sizeof(out)); /* 198.18.1.5 */
+	assert_false(internal);
+	assert_null(strstr(out, "x-envoy-max-retries"));
+	edge(true, nets, 2, 0x0a000005, FORGED, &internal, out, sizeof(out)); /* RFC 1918: no */
+	assert_false(internal);
+	/* without use_remote_address, the XFF address is the one asked */
+	assert_true(
+	    http_addr_internal(&(struct arn_cfg_hcm){.internal_cfg = true,
+						     .internal_cidrs = (struct arn_cfg_cidr *)nets,
+						     .n_internal_cidrs = 2},
+			       0xc61200ff));
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -369,6 +457,8 @@ int main(void)
 	    cmocka_unit_test(test_xfcc_modes_without_details),
 	    cmocka_unit_test(test_xfcc_element_envoy_vectors),
 	    cmocka_unit_test(test_xfcc_append_and_set),
+	    cmocka_unit_test(test_rfc1918_peer_is_external_by_default),
+	    cmocka_unit_test(test_internal_address_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
