@@ -900,6 +900,12 @@ struct arn_cfg_hcm {
 	bool internal_cfg;
 	struct arn_cfg_cidr *internal_cidrs;
 	size_t n_internal_cidrs;
+	/* original_ip_detection_extensions, in their order (http_router.c
+	 * http_client_addr); ip_detect_reject: one of them has
+	 * reject_with_status (then head_policies too) */
+	const struct arn_cfg_ipdetect *ip_detect;
+	size_t n_ip_detect;
+	bool ip_detect_reject;
 	bool always_set_request_id_in_response;
 	bool stream_error_on_invalid_http_message;
 	bool strip_trailing_host_dot;
@@ -986,6 +992,22 @@ enum arn_cfg_fcc {
 	ARN_CFG_FCC_SANITIZE_SET,
 	ARN_CFG_FCC_ALWAYS_FORWARD_ONLY,
 };
+/* An original_ip_detection_extensions entry */
+enum arn_cfg_ipdetect_kind {
+	ARN_CFG_IPD_CUSTOM_HEADER = 0, /* CustomHeaderConfig */
+	ARN_CFG_IPD_XFF,	       /* XffConfig */
+};
+struct arn_cfg_ipdetect {
+	uint8_t kind;
+	bool trusted;		/* allow_extension_to_set_address_as_trusted */
+	uint16_t reject_status; /* reject_with_status, 0: none */
+	const char *header;	/* header_name, lower case */
+	size_t header_len;
+	uint32_t hops;		    /* xff_num_trusted_hops */
+	struct arn_cfg_cidr *cidrs; /* xff_trusted_cidrs */
+	size_t n_cidrs;
+};
+
 /* set_current_client_cert_details: what the element adds after By= and
  * Hash=, in this order (Envoy's) */
 #define ARN_CFG_FCC_D_CERT 1u

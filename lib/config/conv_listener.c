@@ -285,7 +285,7 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	    "trailing_host_dot,path_with_escaped_slashes_action,scoped_routes,upgrade_configs,"
 	    "http2_protocol_options,local_reply_config,tracing,"
 	    "forward_client_cert_details,set_current_client_cert_details,"
-	    "internal_address_config");
+	    "internal_address_config,original_ip_detection_extensions");
 	/* scoped_routes is listed so that arn_rules_hcm() alone reports it */
 	upb_StringView sp = pb_str(h, "stat_prefix");
 	if (sp.size == 0)

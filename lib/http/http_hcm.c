@@ -676,6 +676,17 @@ static bool __attribute__((noinline)) path_normalize(struct http_stream *st, uns
 static bool __attribute__((noinline))
 head_policies(struct http_stream *st, const struct arn_cfg_hcm *h)
 {
+	/* an original_ip_detection extension with reject_with_status that
+	 * found no address: Envoy's local reply, before anything else runs */
+	uint32_t client;
+	bool internal;
+	int rs;
+	if (h->ip_detect_reject &&
+	    (rs = http_ip_detect(h, &st->req.m, st->hc->raddr, &client, &internal)) != 0) {
+		HTTP_INC(st->hc, downstream_rq_rejected_via_ip_detection);
+		http_local_reply(st, rs, NULL, 0, 0, "rejecting_because_detection_failed", NULL, 0);
+		return true;
+	}
 	if (h->headers_with_underscores && st->req.m.version != 20 &&
 	    h1_underscores(st, h->headers_with_underscores))
 		return true;

@@ -763,6 +763,18 @@ int http_xfcc_value(const struct http_xfcc_src *s, unsigned details, char *out, 
  * '/', '=' as %XX) into @p out (NULL: only measured). @return its length. */
 size_t http_xfcc_urlenc(const char *pem, size_t n, char *out);
 
+/**
+ * original_ip_detection_extensions of @p h on @p m from peer @p raddr, in
+ * their order as Envoy's mutateRequestHeaders runs them: the first that
+ * finds an address gives it (*@p client; *@p internal: trusted by it and
+ * internal per internal_address_config); one that finds none passes to the
+ * next, unless it has reject_with_status. None found: the peer, not
+ * internal.
+ * @return the status to refuse the request with, or 0.
+ */
+int http_ip_detect(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,
+		   uint32_t *client, bool *internal);
+
 /** Is @p a internal for @p h (internal_address_config: x-envoy-internal and
  * the x-envoy-* sanitising)? Envoy 1.36: none unless configured; set
  * without cidr_ranges, RFC 1918 and loopback; else the ranges. */

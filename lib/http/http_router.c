@@ -189,9 +189,127 @@ static bool xff_from_right(const struct arn_h1_msg *m, unsigned skip, uint32_t *
 	return true;
 }
 
+static bool in_cidrs(const struct arn_cfg_cidr *c, size_t n, uint32_t a)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t mask = c[i].len ? ~0u << (32 - c[i].len) : 0;
+		if ((a & mask) == c[i].addr)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Envoy's Utility::getLastNonTrustedAddressFromXFF: from the right of
+ * X-Forwarded-For (its lines joined as xff_from_right joins them), the
+ * first element not in @p cidrs, or the leftmost when all are; an element
+ * that is no IPv4 address ends the walk with none, and so do more than 20
+ * elements (Envoy's MAX_ALLOWED_XFF_ENTRIES). *@p single: the value is
+ * that one element. @return false when there is none.
+ */
+static bool xff_untrusted(const struct arn_h1_msg *m, const struct arn_cfg_cidr *cidrs, size_t n,
+			  uint32_t *out, bool *single)
+{
+	struct xff_rcur c = {.m = m};
+	if (!xff_line_left(&c, m->n_hdrs))
+		return false;
+	/* Envoy's MAX_ALLOWED_XFF_ENTRIES: a longer chain gives none */
+	unsigned elems = 0;
+	for (int i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *hd = &m->hdrs[i];
+		if (hd->id != ARN_H1_H_X_FORWARDED_FOR || !hd->value_len)
+			continue;
+		elems++;
+		for (uint32_t j = 0; j < hd->value_len; j++)
+			elems += hd->value[j] == ',';
+	}
+	if (elems > 20)
+		return false;
+	bool any = false;
+	for (unsigned k = 0;; k++) {
+		/* one element, right to left; an IPv4 address is at most 15
+		 * bytes and its whitespace is trimmed, so a longer one is none */
+		char rev[24];
+		size_t len = 0;
+		int ch;
+		while ((ch = xff_prev(&c)) >= 0 && ch != ',')
+			if (len < sizeof(rev))
+				rev[len++] = (char)ch;
+			else
+				len = sizeof(rev) + 1;
+		char e[24];
+		size_t b = 0, en = len > sizeof(rev) ? 0 : len;
+		for (size_t i = 0; i < en; i++)
+			e[i] = rev[en - 1 - i];
+		while (b < en && (e[b] == ' ' || e[b] == '\t'))
+			b++;
+		while (en > b && (e[en - 1] == ' ' || e[en - 1] == '\t'))
+			en--;
+		uint32_t a;
+		if (len > sizeof(rev) || ip4_parse(e + b, en - b, &a) != 0)
+			return false;
+		*out = a;
+		any = true;
+		*single = k == 0 && ch < 0;
+		if (!in_cidrs(cidrs, n, a) || ch < 0)
+			return any;
+	}
+}
+
+/* An address alone in a header value (CustomHeaderConfig's, Envoy's
+ * parseInternetAddressNoThrow: no port, no whitespace). */
+static bool header_addr(const struct arn_h1_msg *m, const char *name, size_t n, uint32_t *out)
+{
+	int i = arn_h1_find(m, name, n, 0);
+	return i >= 0 && ip4_parse(m->hdrs[i].value, m->hdrs[i].value_len, out) == 0;
+}
+
+int http_ip_detect(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,
+		   uint32_t *client, bool *internal)
+{
+	*client = raddr;
+	*internal = false;
+	for (size_t i = 0; i < h->n_ip_detect; i++) {
+		const struct arn_cfg_ipdetect *d = &h->ip_detect[i];
+		uint32_t a;
+		bool single = false;
+		if (d->kind == ARN_CFG_IPD_CUSTOM_HEADER) {
+			if (!header_addr(m, d->header, d->header_len, &a)) {
+				if (d->reject_status)
+					return d->reject_status;
+				continue;
+			}
+			*client = a;
+			*internal = d->trusted && http_addr_internal(h, a);
+			return 0;
+		}
+		/* XffConfig: with trusted CIDRs, only from a peer in them */
+		if (d->n_cidrs) {
+			if (!in_cidrs(d->cidrs, d->n_cidrs, raddr) ||
+			    !xff_untrusted(m, d->cidrs, d->n_cidrs, &a, &single))
+				continue;
+		} else if (!xff_from_right(m, d->hops, &a, &single)) {
+			continue;
+		}
+		*client = a;
+		*internal = single && http_addr_internal(h, a);
+		return 0;
+	}
+	return 0;
+}
+
 uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,
 			  bool *internal)
 {
+	if (__builtin_expect(h->n_ip_detect != 0, 0)) {
+		/* a refused request never gets here: head_policies answered */
+		uint32_t a;
+		bool in;
+		http_ip_detect(h, m, raddr, &a, &in);
+		if (internal)
+			*internal = in;
+		return a;
+	}
 	unsigned hops = h->xff_num_trusted_hops;
 	uint32_t client = raddr, a;
 	bool single;
@@ -515,7 +633,6 @@ static const struct arn_h1_edit envoy_internal_removals[] = {
     ENVOY_INTERNAL("x-envoy-hedge-on-per-try-timeout"),
     ENVOY_INTERNAL("x-envoy-upstream-rq-timeout-alt-response"),
 };
-#undef ENVOY_INTERNAL
 
 /* x-envoy-expected-rq-timeout-ms's whole line, "name: <ms>\r\n" and a
  * NUL, into @p d (TMO_LINE_MAX bytes: 10 digits at most): the number's
@@ -631,6 +748,48 @@ xfcc_edits(struct edits *ed, const struct arn_cfg_hcm *h, const struct http_req_
 	    id, name, 23, x->xfcc, x->xfcc_len);
 }
 
+/* Envoy's cleanInternalHeaders for a request that is not an edge one:
+ * what a listener with original_ip_detection_extensions (never
+ * use_remote_address) removes from a request its detection did not trust
+ * (x-envoy-internal first: Envoy removes a client's always). */
+static const struct arn_h1_edit ipd_removals[] = {
+    ENVOY_INTERNAL("x-envoy-internal"),
+    ENVOY_INTERNAL("x-envoy-retriable-status-codes"),
+    ENVOY_INTERNAL("x-envoy-retriable-header-names"),
+    ENVOY_INTERNAL("x-envoy-retry-on"),
+    ENVOY_INTERNAL("x-envoy-retry-grpc-on"),
+    ENVOY_INTERNAL("x-envoy-max-retries"),
+    ENVOY_INTERNAL("x-envoy-upstream-alt-stat-name"),
+    ENVOY_INTERNAL("x-envoy-upstream-rq-timeout-ms"),
+    ENVOY_INTERNAL("x-envoy-upstream-rq-per-try-timeout-ms"),
+    ENVOY_INTERNAL("x-envoy-upstream-rq-timeout-alt-response"),
+    ENVOY_INTERNAL("x-envoy-expected-rq-timeout-ms"),
+    ENVOY_INTERNAL("x-envoy-force-trace"),
+    ENVOY_INTERNAL("x-envoy-ip-tags"),
+    ENVOY_INTERNAL("x-envoy-original-url"),
+    ENVOY_INTERNAL("x-envoy-hedge-on-per-try-timeout"),
+};
+
+/* A listener with original_ip_detection_extensions: a request whose
+ * detected address is trusted and internal (allow_extension_to_set_
+ * address_as_trusted, internal_address_config) gets x-envoy-internal:
+ * true; any other has the client's x-envoy-* removed, as Envoy's
+ * mutateRequestHeaders does whatever use_remote_address says. */
+static int __attribute__((noinline)) ipd_internal_edits(struct edits *ed, bool internal)
+{
+	if (internal)
+		return edit_push_id(ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, "x-envoy-internal", 16,
+				    "true", 4);
+	const unsigned nr = sizeof(ipd_removals) / sizeof(ipd_removals[0]);
+	if (ed->cap - ed->n < nr)
+		return -ENOSPC;
+	memcpy(ed->e + ed->n, ipd_removals, sizeof(ipd_removals));
+	ed->n += nr;
+	return 0;
+}
+
+#undef ENVOY_INTERNAL
+
 int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
 		   unsigned cap)
 {
@@ -655,7 +814,7 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		}
 	}
 	bool internal = false;
-	if (xi >= 0) {
+	if (xi >= 0 || h->n_ip_detect) {
 		x->client_addr = http_client_addr(h, m, x->raddr, &internal);
 	} else {
 		/* what http_client_addr finds without X-Forwarded-For: the
@@ -706,6 +865,8 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		if (edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, "x-envoy-internal", 16,
 				 "true", 4))
 			return -ENOSPC;
+	} else if (__builtin_expect(h->n_ip_detect != 0, 0) && ipd_internal_edits(&ed, internal)) {
+		return -ENOSPC;
 	}
 	/* x-request-id */
 	x->request_id = NULL;

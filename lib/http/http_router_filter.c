@@ -912,6 +912,7 @@ static void edits_keep(struct http_conn *hc, const struct http_stream *st,
 		while (rid < n && e[rid].value != x->request_id)
 			rid++;
 	if (!st->route_gen || (x->text_len && !gen_id) || x->xff || x->host || x->path_rewritten ||
+	    x->hcm->n_ip_detect ||
 	    n > HTTP_RE_MAX || (gen_id && rid == n) || (st->route && st->route->route.n_mirrors)) {
 		hc->re_gen_id = 0;
 		return;

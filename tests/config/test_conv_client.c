@@ -109,10 +109,71 @@ static void test_internal_address_config(void **state)
 		   "address");
 }
 
+#define IPD(t, fields)                                                                             \
+	"\"original_ip_detection_extensions\":[{\"name\":\"e\",\"typed_config\":{" AT(             \
+	    "envoy.extensions.http.original_ip_detection." t) fields "}}],"
+#define CUSTOM(fields) IPD("custom_header.v3.CustomHeaderConfig", fields)
+#define XFF(fields) IPD("xff.v3.XffConfig", fields)
+
+/* Envoy Gateway's shapes (clientIPDetection customHeader, xForwardedFor
+ * numTrustedHops / trustedCIDRs), in order. */
+static void test_ip_detection(void **state)
+{
+	(void)state;
+	tc_ok(L, LSN(CUSTOM(",\"header_name\":\"X-Real-IP\",\"allow_extension_to_set_address_as_"
+			    "trusted\":true,\"reject_with_status\":{\"code\":\"Forbidden\"}")));
+	const struct arn_cfg_hcm *h = hcm0();
+	assert_int_equal(h->n_ip_detect, 1);
+	assert_int_equal(h->ip_detect[0].kind, ARN_CFG_IPD_CUSTOM_HEADER);
+	assert_string_equal(h->ip_detect[0].header, "x-real-ip");
+	assert_true(h->ip_detect[0].trusted);
+	assert_int_equal(h->ip_detect[0].reject_status, 403);
+	assert_true(h->ip_detect_reject);
+	assert_true(h->head_policies);
+	tc_ok(L, LSN(XFF(",\"xff_num_trusted_hops\":2,\"skip_xff_append\":false")));
+	h = hcm0();
+	assert_int_equal(h->ip_detect[0].kind, ARN_CFG_IPD_XFF);
+	assert_int_equal(h->ip_detect[0].hops, 2);
+	assert_false(h->head_policies);
+	tc_ok(L, LSN(XFF(",\"xff_trusted_cidrs\":{\"cidrs\":[{\"address_prefix\":\"10.0.0.0\","
+			 "\"prefix_len\":8}]},\"skip_xff_append\":false")));
+	h = hcm0();
+	assert_int_equal(h->ip_detect[0].n_cidrs, 1);
+	assert_int_equal(h->ip_detect[0].cidrs[0].addr, 0x0a000000);
+}
+
+/* Envoy's refusals, by field and with Envoy's words where it has them. */
+static void test_ip_detection_refusals(void **state)
+{
+	(void)state;
+	tc_refused(L, LSN("\"use_remote_address\":true," CUSTOM(",\"header_name\":\"x-ip\"")),
+		   "Original IP detection extensions and use_remote_address may not be mixed");
+	tc_refused(L, LSN("\"xff_num_trusted_hops\":1," CUSTOM(",\"header_name\":\"x-ip\"")),
+		   "Original IP detection extensions and xff_num_trusted_hops may not be mixed");
+	tc_refused(L,
+		   LSN(XFF(",\"xff_num_trusted_hops\":1,\"xff_trusted_cidrs\":{\"cidrs\":[{"
+			   "\"address_prefix\":\"10.0.0.0\",\"prefix_len\":8}]}")),
+		   "Cannot set both xff_num_trusted_hops and xff_trusted_cidrs");
+	tc_refused(L, LSN(CUSTOM("")), "typed_config.header_name: missing (Envoy requires it)");
+	tc_refused(L, LSN(CUSTOM(",\"header_name\":\"x ip\"")), "typed_config.header_name");
+	tc_refused(L,
+		   LSN(CUSTOM(",\"header_name\":\"x-ip\",\"reject_with_status\":{\"code\":"
+			      "\"Continue\"}")),
+		   "reject_with_status.code: 100: a final HTTP status (200 to 599) is needed");
+	tc_refused(L,
+		   LSN("\"original_ip_detection_extensions\":[{\"name\":\"mine\",\"typed_config\":"
+		       "{" AT("google.protobuf.Empty") "}}],"),
+		   "Original IP detection extension not found: 'mine'");
+	tc_refused(
+	    L,
+	    LSN(XFF(",\"xff_trusted_cidrs\":{\"cidrs\":[{\"address_prefix\":\"2001:db8::\","
+		    "\"prefix_len\":32}]}")),
+	    "xff_trusted_cidrs.cidrs[0].address_prefix: '2001:db8::' is not an IPv4 address");
+}
+
 const struct CMUnitTest conv_client_tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-    T(test_fcc_modes),
-    T(test_fcc_refusals),
-    T(test_internal_address_config),
+    T(test_fcc_modes),	  T(test_fcc_refusals),		 T(test_internal_address_config),
+    T(test_ip_detection), T(test_ip_detection_refusals),
 };
 const size_t n_conv_client_tests = sizeof(conv_client_tests) / sizeof(conv_client_tests[0]);

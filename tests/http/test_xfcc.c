@@ -142,6 +142,57 @@ static void test_xfcc_forward_modes_on_plain_text(void **state)
 	hh_end();
 }
 
+/* clang-format off */
+#define AT_(t) "\"@type\":\"type.googleapis.com/envoy.extensions." t "\""
+/* Listener "dyn" on port 82: detection by x-real-ip (refused 421 without
+ * one), then RBAC denying 203.0.113.9 (remote_ip), then the router. */
+#define LSN_IPD                                                                                    \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" AT_("filters.network.http_connection_manager.v3."                     \
+	"HttpConnectionManager") ",\"stat_prefix\":\"ipd\",\"generate_request_id\":false,"           \
+	"\"original_ip_detection_extensions\":[{\"name\":\"envoy.extensions.http.original_ip_"      \
+	"detection.custom_header\",\"typed_config\":{"                                              \
+	AT_("http.original_ip_detection.custom_header.v3.CustomHeaderConfig") ","                  \
+	"\"header_name\":\"x-real-ip\",\"reject_with_status\":{\"code\":\"MisdirectedRequest\"}}}],"  \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"authz\",\"typed_config\":{"                                  \
+	AT_("filters.http.rbac.v3.RBAC") ",\"rules\":{\"action\":\"DENY\",\"policies\":{\"bad\":{"     \
+	"\"permissions\":[{\"any\":true}],\"principals\":[{\"remote_ip\":{\"address_prefix\":"      \
+	"\"203.0.113.9\",\"prefix_len\":32}}]}}}}},"                                                   \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"                                 \
+	AT_("filters.http.router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* The detected address is the one RBAC's remote_ip sees; a request whose
+ * extension finds none is refused with reject_with_status before any
+ * filter or upstream, counted as Envoy counts it. */
+static void test_ipd_on_the_listener(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, LSN_IPD);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	const char *t = proxied("GET /ok HTTP/1.1\r\nHost: a\r\nx-real-ip: 198.51.100.4\r\n\r\n");
+	assert_non_null(strstr(t, "GET /ok"));
+	uint32_t l0 = c->log_len;
+	t = proxied("GET /no HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_string_equal(t, "");
+	if (!memmem(c->log + l0, c->log_len - l0, "HTTP/1.1 421 ", 13))
+		fail_msg("the client got: %.*s", (int)(c->log_len - l0), c->log + l0);
+	l0 = c->log_len;
+	t = proxied("GET /bad HTTP/1.1\r\nHost: a\r\nx-real-ip: 203.0.113.9\r\n\r\n");
+	assert_string_equal(t, "");
+	if (!memmem(c->log + l0, c->log_len - l0, "HTTP/1.1 403 ", 13))
+		fail_msg("the client got: %.*s", (int)(c->log_len - l0), c->log + l0);
+	hh_end();
+}
+
 /* ---- http_req_edits alone: every mode on both kinds of connection ----- */
 
 struct req {
@@ -438,6 +489,168 @@ static void test_internal_address_config(void **state)
 			       0xc61200ff));
 }
 
+/* ---- original_ip_detection_extensions (http_ip_detect) ------------------ */
+
+static struct req ipd_req;
+
+static const struct arn_h1_msg *ipd_parse(const char *hdrs)
+{
+	snprintf(ipd_req.buf, sizeof(ipd_req.buf), "GET / HTTP/1.1\r\nHost: a\r\n%s\r\n", hdrs);
+	arn_h1_msg_init(&ipd_req.m, ipd_req.h, 16);
+	arn_h1_parser_init(&ipd_req.p, ARN_H1_REQUEST, NULL, &ipd_req.m);
+	struct arn_h1_ev ev;
+	assert_true(arn_h1_parse(&ipd_req.p, ipd_req.buf, strlen(ipd_req.buf), &ev) > 0);
+	return &ipd_req.m;
+}
+
+#define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+/* @p hdrs from @p raddr through @p d (@p n extensions): the address found
+ * and whether it is internal (internal_address_config {}), or the status
+ * it is refused with. */
+static int detect(const struct arn_cfg_ipdetect *d, size_t n, uint32_t raddr, const char *hdrs,
+		  uint32_t *client, bool *internal)
+{
+	struct arn_cfg_hcm h;
+	memset(&h, 0, sizeof(h));
+	h.ip_detect = d;
+	h.n_ip_detect = n;
+	h.internal_cfg = true;
+	const struct arn_h1_msg *m = ipd_parse(hdrs);
+	int r = http_ip_detect(&h, m, raddr, client, internal);
+	if (!r) { /* http_client_addr (RBAC, rate limits, ext_authz) agrees */
+		bool in;
+		assert_int_equal(http_client_addr(&h, m, raddr, &in), *client);
+		assert_int_equal(in, *internal);
+	}
+	return r;
+}
+
+/* Envoy's test/extensions/http/original_ip_detection/xff/xff_test.cc */
+static void test_ipd_xff_envoy_vectors(void **state)
+{
+	(void)state;
+	uint32_t a;
+	bool in;
+	const uint32_t peer = IP(10, 10, 11, 11);
+	struct arn_cfg_ipdetect hops = {.kind = ARN_CFG_IPD_XFF, .hops = 1};
+	/* XffNumTrustedHopsTest: header missing; good request */
+	assert_int_equal(detect(&hops, 1, peer, "x-other: abc\r\n", &a, &in), 0);
+	assert_int_equal(a, peer);
+	assert_false(in);
+	assert_int_equal(detect(&hops, 1, peer, "x-forwarded-for: 1.2.3.4,2.2.2.2\r\n", &a, &in),
+			 0);
+	assert_int_equal(a, IP(1, 2, 3, 4));
+	assert_false(in);
+	/* XffTrustedCidrsTest (its IPv6 range aside: Arion is IPv4) */
+	struct arn_cfg_cidr nets[] = {{IP(192, 0, 2, 0), 24}, {IP(198, 51, 100, 0), 24}};
+	struct arn_cfg_ipdetect tc = {.kind = ARN_CFG_IPD_XFF, .cidrs = nets, .n_cidrs = 2};
+	const char *two = "x-forwarded-for: 1.2.3.4,2.2.2.2\r\n";
+	detect(&tc, 1, peer, two, &a, &in); /* RemoteNotTrusted */
+	assert_int_equal(a, peer);
+	detect(&tc, 1, IP(192, 0, 2, 11), two, &a, &in); /* RemoteIPv4IsTrusted */
+	assert_int_equal(a, IP(2, 2, 2, 2));
+	detect(&tc, 1, IP(192, 0, 2, 11),
+	       "x-forwarded-for: 1.2.3.4,2.2.2.2,192.0.2.5, 198.51.100.1\r\n", &a, &in);
+	assert_int_equal(a, IP(2, 2, 2, 2)); /* Recurse */
+	detect(&tc, 1, IP(192, 0, 2, 11), "x-forwarded-for: 192.0.2.4,192.0.2.5, 198.51.100.1\r\n",
+	       &a, &in);
+	assert_int_equal(a, IP(192, 0, 2, 4)); /* RecurseAllAddressesTrusted */
+	detect(&tc, 1, IP(192, 0, 2, 11), "x-forwarded-for: 192.0.2.4,, 198.51.100.1\r\n", &a, &in);
+	assert_int_equal(a, IP(192, 0, 2, 11)); /* EmptyXFFEntry: none, the peer */
+	detect(&tc, 1, IP(192, 0, 2, 11),
+	       "x-forwarded-for: 10.1.1.1, 10.2.2.2, 10.3.3.3, 10.4.4.4, 10.5.5.5, 10.6.6.6, "
+	       "10.7.7.7,10.8.8.8,10.9.9.9, 10.10.10.10, 10.11.11.11\r\n"
+	       "x-forwarded-for: 10.12.12.12, 10.13.13.13, 10.14.14.14, 10.15.15.15, "
+	       "10.16.16.16, 10.17.17.17, 10.18.18.18, 10.19.19.19, 10.20.20.20, 10.21.21.21\r\n",
+	       &a, &in);
+	assert_int_equal(a, IP(192, 0, 2, 11)); /* XFFHasTooManyEntries (21, two lines) */
+	/* 20 are not too many; a single trusted-walk element is internal
+	 * when it is (RFC 1918 with internal_address_config {}) */
+	detect(&tc, 1, IP(192, 0, 2, 11), "x-forwarded-for: 10.0.0.7\r\n", &a, &in);
+	assert_int_equal(a, IP(10, 0, 0, 7));
+	assert_true(in);
+}
+
+/* Envoy's custom_header_test.cc: the header's address; none (absent or
+ * not an address): the next extension, or the refusal with its status. */
+static void test_ipd_custom_header(void **state)
+{
+	(void)state;
+	uint32_t a;
+	bool in;
+	const uint32_t peer = IP(198, 18, 0, 9);
+	struct arn_cfg_ipdetect d[2] = {
+	    {.kind = ARN_CFG_IPD_CUSTOM_HEADER, .header = "x-real-ip", .header_len = 9},
+	    {.kind = ARN_CFG_IPD_XFF},
+	};
+	assert_int_equal(detect(d, 1, peer, "X-Real-IP: 1.2.3.4\r\n", &a, &in), 0);
+	assert_int_equal(a, IP(1, 2, 3, 4));
+	assert_false(in);
+	/* trusted: internal when the address is (allow_extension_to_set_...) */
+	d[0].trusted = true;
+	detect(d, 1, peer, "x-real-ip: 10.1.2.3\r\n", &a, &in);
+	assert_int_equal(a, IP(10, 1, 2, 3));
+	assert_true(in);
+	d[0].trusted = false;
+	detect(d, 1, peer, "x-real-ip: 10.1.2.3\r\n", &a, &in);
+	assert_false(in);
+	/* not an address (a port, a list): the next one, XFF's last */
+	detect(d, 2, peer, "x-real-ip: 1.2.3.4:80\r\nx-forwarded-for: 5.6.7.8\r\n", &a, &in);
+	assert_int_equal(a, IP(5, 6, 7, 8));
+	detect(d, 2, peer, "x-forwarded-for: 5.6.7.8\r\n", &a, &in);
+	assert_int_equal(a, IP(5, 6, 7, 8));
+	/* none at all: the peer */
+	detect(d, 2, peer, "x-real-ip: nope\r\n", &a, &in);
+	assert_int_equal(a, peer);
+	/* reject_with_status: refused at once, the XFF extension after it
+	 * not asked (Envoy returns on the first reject) */
+	d[0].reject_status = 403;
+	assert_int_equal(detect(d, 2, peer, "x-forwarded-for: 5.6.7.8\r\n", &a, &in), 403);
+	assert_int_equal(detect(d, 2, peer, "x-real-ip: 1.2.3.4\r\n", &a, &in), 0);
+	assert_int_equal(a, IP(1, 2, 3, 4));
+}
+
+/* A listener with detection (never use_remote_address): a trusted
+ * internal address gets x-envoy-internal: true; any other request has
+ * the client's x-envoy-internal and x-envoy-* removed (Envoy's
+ * cleanInternalHeaders). */
+static void test_ipd_internal_edits(void **state)
+{
+	(void)state;
+	struct arn_cfg_ipdetect d = {.kind = ARN_CFG_IPD_CUSTOM_HEADER,
+				     .header = "x-real-ip",
+				     .header_len = 9,
+				     .trusted = true};
+	struct arn_cfg_hcm h;
+	memset(&h, 0, sizeof(h));
+	h.ip_detect = &d;
+	h.n_ip_detect = 1;
+	h.internal_cfg = true;
+	const char *reqs[] = {"x-real-ip: 10.0.0.1\r\nx-envoy-retry-on: 5xx\r\n",
+			      "x-real-ip: 203.0.113.1\r\nx-envoy-retry-on: 5xx\r\n"
+			      "x-envoy-internal: true\r\n"};
+	for (int i = 0; i < 2; i++) {
+		const struct arn_h1_msg *m = ipd_parse(reqs[i]);
+		struct http_req_ctx x = {
+		    .hcm = &h, .raddr = IP(198, 18, 0, 9), .text = text, .text_cap = sizeof(text)};
+		struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+		int n = http_req_edits(&x, m, e, ARN_H1_MAX_EDITS);
+		assert_true(n >= 0);
+		char out[2048];
+		struct arn_h1_wbuf w;
+		arn_h1_wbuf_init(&w, out, sizeof(out) - 1, NULL, NULL);
+		assert_int_equal(arn_h1_write_headers(&w, m, e, (unsigned)n, ARN_H1_W_DROP_HOP), 0);
+		out[w.len] = 0;
+		assert_int_equal(x.client_addr, i ? IP(203, 0, 113, 1) : IP(10, 0, 0, 1));
+		if (i == 0 && (!strstr(out, "x-envoy-internal: true\r\n") ||
+			       !strstr(out, "x-envoy-retry-on: 5xx\r\n")))
+			fail_msg("trusted internal:\n%s", out);
+		if (i == 1 && (strstr(out, "x-envoy-internal") || strstr(out, "x-envoy-retry-on")))
+			fail_msg("external:\n%s", out);
+	}
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -454,11 +667,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_xfcc_sanitized_by_default),
 	    T(test_xfcc_forward_modes_on_plain_text),
+	    T(test_ipd_on_the_listener),
 	    cmocka_unit_test(test_xfcc_modes_without_details),
 	    cmocka_unit_test(test_xfcc_element_envoy_vectors),
 	    cmocka_unit_test(test_xfcc_append_and_set),
 	    cmocka_unit_test(test_rfc1918_peer_is_external_by_default),
 	    cmocka_unit_test(test_internal_address_config),
+	    cmocka_unit_test(test_ipd_xff_envoy_vectors),
+	    cmocka_unit_test(test_ipd_custom_header),
+	    cmocka_unit_test(test_ipd_internal_edits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
