@@ -316,6 +316,30 @@ seeds["dyn_buffer"] = (Seed().time(0).open(0, 82).open(1, 82)
 # body; a new processor connection: an HTTP/1.1 stream left before its
 # request ended closes its connection); a processor that never answers
 # (the 0.3 s message_timeout)
+# the "dyn" listener of config 9 (to cluster "web") with the client
+# identity fields: a client's x-forwarded-client-cert (FORWARD_ONLY on
+# plain text: removed; on a kept list and a fresh one, over two lines),
+# x-real-ip trusted (internal 198.18.x: x-envoy-internal) and not an
+# address, X-Forwarded-For walked past trusted proxies, all trusted, an
+# element that is none, 21 elements over two lines
+XR = "GET /ci HTTP/1.1\r\nHost: a\r\n"
+seeds["dyn_client_identity"] = (Seed().time(0).config(9).time(2).open(0, 82)
+                                .csend(0, XR + "\r\n").time(2).usend(0, OK5).time(2)
+                                .csend(0, XR + "x-forwarded-client-cert: By=a;URI=b\r\n"
+                                       "X-Forwarded-Client-Cert: Hash=00\r\n\r\n").time(2)
+                                .usend(0, OK5).time(2)
+                                .csend(0, XR + "x-real-ip: 198.18.9.9\r\nx-envoy-retry-on: 5xx\r\n\r\n")
+                                .time(2).usend(0, OK5).time(2)
+                                .csend(0, XR + "x-real-ip: 1.2.3.4:80\r\n"
+                                       "x-forwarded-for: 203.0.113.5, 198.18.1.1\r\n\r\n")
+                                .time(2).usend(0, OK5).time(2)
+                                .csend(0, XR + "x-forwarded-for: 198.18.1.2,198.18.1.1\r\n"
+                                       "x-envoy-internal: true\r\n\r\n").time(2).usend(0, OK5).time(2)
+                                .csend(0, XR + "x-forwarded-for: 1.1.1.1,,198.18.1.1\r\n\r\n")
+                                .time(2).usend(0, OK5).time(2)
+                                .csend(0, XR + "x-forwarded-for: " + ",".join("10.0.0.%d" % i for i in range(11))
+                                       + "\r\nx-forwarded-for: " + ",".join("10.0.1.%d" % i for i in range(10))
+                                       + "\r\n\r\n").time(2).usend(0, OK5).time(5))
 def _pb(num, b):
     return bytes([num << 3 | 2, len(b)]) + b
 def _grpc(m):

@@ -1123,13 +1123,42 @@ static inline void hh_apply(const char *type, const char *json)
  * MAGLEV), 2 both endpoints (RING_HASH), 3 none, 4 the listener updated
  * (a direct response route first, then /mirror, mirrored), 5 the
  * listener removed, 6 the cluster
- * removed, 7 the listener routing to the cluster "two"; and 8 (not 0
+ * removed, 7 the listener routing to the cluster "two"; 9 the listener
+ * with the client identity fields (forward_client_cert_details,
+ * internal_address_config, original_ip_detection_extensions) routing to
+ * "web"; and 8 (not 0
  * again) the listener of 0 with basic_auth first (HH_BASIC_AUTH_FILTER)
  * and the route /ba. */
 static inline void hh_config(unsigned v)
 {
 	char b[16384];
 	hh_cfg_changed = true;
+	if (v == 9) {
+		/* the client identity fields (test_xfcc.c's subjects):
+		 * FORWARD_ONLY, internal 198.18.0.0/16, the address from a
+		 * trusted x-real-ip, else X-Forwarded-For past trusted proxies
+		 * in 198.18.0.0/16; routed to "web" (one endpoint) */
+		static const char ci[] =
+		    "\"forward_client_cert_details\":\"FORWARD_ONLY\",\"internal_address_config\":"
+		    "{\"cidr_ranges\":[{\"address_prefix\":\"198.18.0.0\",\"prefix_len\":16}]},"
+		    "\"original_ip_detection_extensions\":[{\"name\":\"h\",\"typed_config\":{"
+		    "\"@type\":\"type.googleapis.com/envoy.extensions.http.original_ip_detection."
+		    "custom_header.v3.CustomHeaderConfig\",\"header_name\":\"x-real-ip\","
+		    "\"allow_extension_to_set_address_as_trusted\":true}},{\"name\":\"x\","
+		    "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.http."
+		    "original_ip_detection.xff.v3.XffConfig\",\"xff_trusted_cidrs\":{\"cidrs\":[{"
+		    "\"address_prefix\":\"198.18.0.0\",\"prefix_len\":16}]}}}],";
+		snprintf(b, sizeof(b), HH_LDYN,
+			 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}");
+		char *at = strstr(b, "\"generate_request_id\":false,");
+		size_t rest = strlen(b) + 1;
+		if (!at || rest + sizeof(ci) - 1 > sizeof(b))
+			abort();
+		memmove(at + sizeof(ci) - 1, at, rest - (size_t)(at - b));
+		memcpy(at, ci, sizeof(ci) - 1);
+		hh_apply(ARN_TYPE_URL_LISTENER, b);
+		return;
+	}
 	if (v == 8) {
 		static const char ba[] = HH_BASIC_AUTH_FILTER;
 		snprintf(b, sizeof(b), HH_LDYN,

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "arn_stats_envoy.h"
 #include "hcm_harness.h"
 #include "http_conn_blk.h"
 #include "http_int.h"
@@ -191,6 +192,31 @@ static void test_ipd_on_the_listener(void **state)
 	if (!memmem(c->log + l0, c->log_len - l0, "HTTP/1.1 403 ", 13))
 		fail_msg("the client got: %.*s", (int)(c->log_len - l0), c->log + l0);
 	hh_end();
+}
+
+static void no_own(struct hh_rd *r, uint8_t op)
+{
+	(void)r, (void)op;
+}
+
+/* fuzz_hcm's "dyn" listener of config 9 has the client identity fields;
+ * the seed dyn_client_identity replays through the fuzzer's run (every
+ * request answered 200 by cluster "web"; hh_end finds nothing left). */
+static void test_fuzz_seed_replays(void **state)
+{
+	(void)state;
+	FILE *f = fopen("tests/http/corpus/hcm/dyn_client_identity", "rb");
+	assert_non_null(f);
+	static uint8_t seed[4096];
+	size_t n = fread(seed, 1, sizeof(seed), f);
+	fclose(f);
+	assert_true(n > 1 && n < sizeof(seed));
+	hh_fuzz_run(seed, n, no_own);
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_http_schema, "http.dyn", NULL, NULL);
+	assert_non_null(sc);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_HTTP_downstream_rq_2xx), 7);
+	arn_stats_scope_put(sc);
 }
 
 /* ---- http_req_edits alone: every mode on both kinds of connection ----- */
@@ -668,6 +694,7 @@ int main(void)
 	    T(test_xfcc_sanitized_by_default),
 	    T(test_xfcc_forward_modes_on_plain_text),
 	    T(test_ipd_on_the_listener),
+	    T(test_fuzz_seed_replays),
 	    cmocka_unit_test(test_xfcc_modes_without_details),
 	    cmocka_unit_test(test_xfcc_element_envoy_vectors),
 	    cmocka_unit_test(test_xfcc_append_and_set),
