@@ -1145,6 +1145,9 @@ struct arn_cfg_fc_input {
 	uint16_t dst_port;
 	uint32_t src_addr;
 	uint16_t src_port;
+	/* the TCP peer when a PROXY header gave src_addr (0: src_addr):
+	 * direct_source_prefix_ranges */
+	uint32_t direct_src_addr;
 	const char *server_name; /* SNI, NULL if none */
 	size_t server_name_len;
 	const char *transport_protocol; /* "tls" or "raw_buffer"; NULL = raw_buffer */

@@ -759,8 +759,9 @@ static int chain_score(const struct arn_cfg_fc_match *m, const struct arn_cfg_fc
 	case STEP_ALPN:
 		return alpn_score(m, in);
 	case STEP_DIRECT_SRC_IP:
-		/* no PROXY protocol in Arion: the direct peer is the source */
-		return cidr_score(m->direct_src_prefixes, m->n_direct_src_prefixes, in->src_addr);
+		/* the TCP peer, even when a PROXY header gave the source */
+		return cidr_score(m->direct_src_prefixes, m->n_direct_src_prefixes,
+				  in->direct_src_addr ? in->direct_src_addr : in->src_addr);
 	case STEP_SRC_TYPE:
 		return source_type_score(m, in);
 	case STEP_SRC_IP:

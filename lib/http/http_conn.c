@@ -1234,6 +1234,7 @@ static void inspect_done(struct http_h1_conn *c, enum arn_tls_hello_status st, b
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	arn_tcp_endpoints(tc, &laddr, &lport, &raddr, &rport);
+	uint32_t direct = raddr;
 	if (c->pp_have) { /* Envoy matches chains on the restored addresses */
 		laddr = c->pp_addrs.laddr;
 		lport = c->pp_addrs.lport;
@@ -1245,6 +1246,7 @@ static void inspect_done(struct http_h1_conn *c, enum arn_tls_hello_status st, b
 	    .dst_port = lport,
 	    .src_addr = raddr,
 	    .src_port = rport,
+	    .direct_src_addr = direct,
 	    .transport_protocol = st == ARN_TLS_HELLO_DONE ? "tls" : "raw_buffer",
 	};
 	if (st == ARN_TLS_HELLO_DONE) {

@@ -1993,6 +1993,19 @@ static void test_fc_match_fields(void **state)
 	assert_int_equal(l->chains[0].match.direct_src_prefixes[0].addr, 0xc6120000);
 	assert_int_equal(l->chains[0].match.source_type, ARN_CFG_SOURCE_LOCAL);
 	assert_int_equal(l->chains[1].match.source_type, ARN_CFG_SOURCE_EXTERNAL);
+	/* after a PROXY header, direct_source_prefix_ranges is the TCP peer's:
+	 * a loopback source (the header's) through a balancer 198.18.0.9
+	 * takes chain 0; the same source direct matches no chain (chain 0's
+	 * direct range excludes it, and chain 1 wants EXTERNAL). Fails
+	 * before: the header's source was matched (NULL both times). */
+	struct arn_cfg_fc_input in = {.dst_addr = 0x7f000001,
+				      .dst_port = 9000,
+				      .src_addr = 0x7f000001,
+				      .src_port = 1,
+				      .direct_src_addr = 0xc6120009};
+	assert_ptr_equal(arn_cfg_filter_chain_select(l, &in), &l->chains[0]);
+	in.direct_src_addr = 0;
+	assert_null(arn_cfg_filter_chain_select(l, &in));
 }
 
 /* Routes' and virtual hosts' rate_limits: the descriptors the HTTP
