@@ -568,6 +568,25 @@ static void test_utc_sni_refuses_controls(void **state)
 		 "\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" UTC_AT
 		 ",\"sni\":\"up-1.test\"}}}");
 	assert_string_equal(cluster("c")->upstream_tls->sni, "up-1.test");
+	/* raw_buffer, typed as Envoy Gateway writes it: plain text. Fails
+	 * before: "unknown type ... RawBuffer" (not in gRPC's tree) */
+	tc_ok(C, "{\"name\":\"c\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+		 "\"load_assignment\":{\"cluster_name\":\"c\",\"endpoints\":[{\"lb_endpoints\":[{"
+		 "\"endpoint\":{\"address\":{\"socket_address\":{\"address\":\"10.0.0.1\","
+		 "\"port_value\":80}}}}]}]},"
+		 "\"transport_socket\":{\"name\":\"envoy.transport_sockets.raw_buffer\","
+		 "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.transport_"
+		 "sockets.raw_buffer.v3.RawBuffer\"}}}");
+	assert_null(cluster("c")->upstream_tls);
+	/* the upstream PROXY protocol socket (BackendTrafficPolicy
+	 * proxyProtocol): refused with the reason */
+	tc_refused(C,
+		   "{\"name\":\"c\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
+		   "\"transport_socket\":{\"name\":\"envoy.transport_sockets.upstream_proxy_protocol\","
+		   "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.transport_"
+		   "sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport\",\"config\":{\"version\":"
+		   "\"V2\"},\"transport_socket\":{\"name\":\"envoy.transport_sockets.raw_buffer\"}}}}",
+		   "envoy.transport_sockets.upstream_proxy_protocol is not supported by Arion");
 }
 
 /* SAN matchers without a trusted CA (an inline validation_context, which
