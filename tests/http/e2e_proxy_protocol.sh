@@ -7,17 +7,25 @@
 # three addresses (remote: the header's, direct remote: the TCP peer,
 # local: the header's destination). No header: closed and counted; the
 # optional listener (allow_requests_without_proxy_protocol, then
-# tls_inspector) serves a plain request and a v1 header alike.
+# tls_inspector) serves a plain request and a v1 header alike; on a TLS
+# listener the ClientHello after the header chooses the chain by SNI and
+# the handshake reads it (curl --haproxy-protocol over https, and Python's
+# ssl after a header naming another client).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
-topo_require ip ethtool nginx curl python3 || exit 77
+topo_require ip ethtool nginx curl python3 openssl || exit 77
 . "$ARION_SRC/tests/http/e2e_lib.sh"
 topo_init arn-pp
 http_e2e_topo || exit 1
 http_e2e_nginx || exit 1
 expect() { if [[ "$2" =~ $3 ]]; then ok "$1"; else bad "$1: got '$2', wanted /$3/"; fi; }
 log="$TOPO_DIR/access.log"
-grep -v '^#' "$ARION_SRC/tests/http/e2e_proxy_protocol.yaml" | sed "s|ACCESS_LOG|$log|" >"$TOPO_DIR/body.yaml"
+PKI="$TOPO_DIR/pki"
+mkdir -p "$PKI"
+pki_ca ca "arion test server CA" && pki_leaf a ca a.test "subjectAltName=DNS:a.test" ||
+	{ echo "openssl failed"; exit 1; }
+chmod -R a+rX "$PKI"
+grep -v '^#' "$ARION_SRC/tests/http/e2e_proxy_protocol.yaml" | sed "s|ACCESS_LOG|$log|; s|PKI_DIR|$PKI|g" >"$TOPO_DIR/body.yaml"
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 
 # send PORT HEADER-BYTES (python literal): the header then a GET /echo/NAME;
@@ -73,6 +81,31 @@ o=$(send 81 "b''" plain)
 expect "optional: no header served, XFF the peer" "$o" "^$gw$"
 o=$(send 81 "b'PROXY TCP4 203.0.113.8 198.51.100.1 5555 81\r\n'" opt)
 expect "optional: a header still read" "$o" "^203\.0\.113\.8$"
+
+# 9. TLS after the header: curl's own header over https, then Python's
+# ssl after a header naming 203.0.113.10
+o=$(cc --haproxy-protocol --cacert "$PKI/ca.pem" --resolve "a.test:443:$us" -D - -o /dev/null \
+	https://a.test/echo/tls | tr -d '\r' | sed -n 's/^X-Seen-XFF: //p')
+expect "TLS: curl --haproxy-protocol over https, XFF the header's source" "$o" "^$gw$"
+o=$(ip netns exec "$cns" python3 - "$us" "$PKI/ca.pem" <<'PY'
+import socket, ssl, sys
+s = socket.create_connection((sys.argv[1], 443), timeout=10)
+s.sendall(b"PROXY TCP4 203.0.113.10 198.51.100.3 7000 443\r\n")
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+t = ctx.wrap_socket(s, server_hostname="a.test")
+t.sendall(b"GET /echo/tlspy HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+d = b""
+while True:
+    r = t.recv(65536)
+    if not r:
+        break
+    d += r
+xff = [l.split(b":", 1)[1].strip() for l in d.split(b"\r\n") if l.lower().startswith(b"x-seen-xff:")]
+print(xff[0].decode() if xff else d[:80])
+PY
+)
+expect "TLS: Python ssl after a v1 header, XFF the header's source" "$o" "^203\.0\.113\.10$"
+expect "proxy_proto.tls.versions.v1.found" "$(stat proxy_proto.tls.versions.v1.found)" "^2$"
 
 expect "proxy_proto.e2e.versions.v1.found" "$(stat proxy_proto.e2e.versions.v1.found)" "^3$"
 expect "proxy_proto.e2e.versions.v2.found" "$(stat proxy_proto.e2e.versions.v2.found)" "^2$"
