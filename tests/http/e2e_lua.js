@@ -1,0 +1,15 @@
+// The upstream of tests/http/e2e_lua.sh: a plain node http server that
+// answers 200 with the request's headers as JSON (what Arion sent after
+// the Lua script's edits) and two headers of its own, x-secret (the
+// response script removes it) and x-keep. Each request's path goes to the
+// log (argv[4]), one line each.
+'use strict';
+const http = require('http');
+const fs = require('fs');
+const [host, port, log] = [process.argv[2], Number(process.argv[3]), process.argv[4]];
+http.createServer((req, res) => {
+  fs.appendFileSync(log, req.url + '\n');
+  res.writeHead(200, { 'content-type': 'application/json', 'x-secret': 's3cr3t',
+    'x-keep': 'kept' });
+  res.end(JSON.stringify(req.headers) + '\n');
+}).listen(port, host);

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# envoy.filters.http.lua end to end: curl (HTTP/1.1 and HTTP/2 prior
+# knowledge) through Arion to a node http server (e2e_lua.js) that echoes
+# the request's headers: the script's added header arrives upstream and a
+# removed one does not; the response loses x-secret and gains the status
+# the script read; /deny is answered by the script (403, its header and
+# body) and never reaches the upstream; /loop ends on the instruction
+# bound, goes upstream as it came and the next request is served; a
+# route's LuaPerRoute name runs its script, disabled none; the counters.
+set -u
+. "${ARION_SRC:?}/tests/topo/topo.sh"
+topo_require ip ethtool curl node || exit 77
+. "$ARION_SRC/tests/http/e2e_lib.sh"
+topo_init arn-lua
+http_e2e_topo || exit 1
+log="$TOPO_DIR/upstream.log"
+: >"$log"
+chmod 666 "$log"
+topo_bg upstream ip netns exec "$uns" node "$ARION_SRC/tests/http/e2e_lua.js" "$ua" 8080 "$log"
+for i in $(seq 50); do
+	ip netns exec "$uns" bash -c "exec 3<>/dev/tcp/$ua/8080" 2>/dev/null && break
+	sleep 0.1
+done
+grep -v '^#' "$ARION_SRC/tests/http/e2e_lua.yaml" >"$TOPO_DIR/body.yaml"
+http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
+expect() { if [[ "$2" =~ $3 ]]; then ok "$1"; else bad "$1: got '$2', wanted /$3/"; fi; }
+h="$TOPO_DIR/h"
+hdr() { tr -d '\r' <"$h" | grep -i "^$1:" | head -1 | sed 's/^[^:]*: //'; }
+
+for v in --http1.1 --http2-prior-knowledge; do
+	p=HTTP/1.1
+	[ $v = --http1.1 ] || p=HTTP/2
+	body=$(cc $v -D "$h" -H 'x-drop: gone' -H 'x-stay: here' "http://$us/echo")
+	expect "$v: 200" "$(head -1 "$h" | tr -d '\r')" "^HTTP/(1.1|2) 200"
+	expect "$v: the script's header upstream" "$body" "\"x-lua-added\":\"by lua $p\""
+	expect "$v: the client's header upstream" "$body" '"x-stay":"here"'
+	[[ "$body" == *x-drop* ]] && bad "$v: x-drop reached the upstream: $body" || ok "$v: x-drop removed"
+	expect "$v: x-secret removed" "$(hdr x-secret)" "^$"
+	expect "$v: x-keep kept" "$(hdr x-keep)" "^kept$"
+	expect "$v: the status the response script read" "$(hdr x-lua-status)" "^200$"
+	n0=$(wc -l <"$log")
+	body=$(cc $v -D "$h" "http://$us/deny")
+	expect "$v /deny: 403" "$(head -1 "$h" | tr -d '\r')" "^HTTP/(1.1|2) 403"
+	expect "$v /deny: the script's header" "$(hdr x-lua)" "^denied$"
+	expect "$v /deny: the script's body" "$body" "^no entry$"
+	expect "$v /deny: nothing upstream" "$(wc -l <"$log")" "^$n0$"
+	body=$(cc $v -D "$h" "http://$us/loop")
+	expect "$v /loop: went upstream" "$(head -1 "$h" | tr -d '\r')" "^HTTP/(1.1|2) 200"
+	[[ "$body" == *x-lua-added* ]] && bad "$v /loop: edits after the loop: $body" || ok "$v /loop: as it came"
+	body=$(cc $v "http://$us/named")
+	expect "$v /named: its script" "$body" '"x-named":"yes"'
+	[[ "$body" == *x-lua-added* ]] && bad "$v /named: the default ran too" || ok "$v /named: not the default"
+	body=$(cc $v -H 'x-drop: stays' "http://$us/off")
+	expect "$v /off: no script" "$body" '"x-drop":"stays"'
+done
+expect "errors counted" "$(stat http.lx.lua.errors)" "^2$"
+expect "the instruction bound counted" "$(stat http.lx.lua.instructions_exhausted)" "^2$"
+topo_arion_stop || bad "arion exit code $?"
+http_e2e_finish
