@@ -181,10 +181,37 @@ static void test_lua_shims(void **state)
 		   "assertion failed!");
 }
 
+/* fuzz_config's seed listener_lua (a type byte, then a Listener with the
+ * filter: a default script, source_codes of two, a route naming one, a
+ * virtual host's disabled) converts without error, so the fuzzer starts
+ * inside conv_lua.c and mutates the scripts Lua compiles at conversion. */
+static void test_lua_fuzz_seed(void **state)
+{
+	(void)state;
+	char buf[4096];
+	FILE *f = fopen("tests/config/corpus/config/listener_lua", "rb");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	assert_true(n > 1 && n < sizeof(buf) && buf[0] == 0);
+	struct arn_config_resource_in in = {"l", "v", buf + 1, n - 1};
+	struct arn_config_result r;
+	assert_int_equal(arn_config_apply(st, L, &in, 1, NULL, 0, 0, &r), 0);
+	for (size_t j = 0; j < r.n_errors; j++)
+		print_message("  listener_lua: %s\n", r.errors[j].message);
+	assert_true(r.accepted);
+	assert_int_equal(r.n_errors, 0);
+	arn_config_result_free(&r);
+	const struct arn_cfg_lua *lf = hcm0()->http_filter_cfgs[0];
+	assert_int_equal(lf->n_scripts, 3);
+	assert_true(lf->dflt->on_request && lf->dflt->on_response);
+}
+
 const struct CMUnitTest conv_lua_tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     T(test_lua_model),
     T(test_lua_refusals),
     T(test_lua_shims),
+    T(test_lua_fuzz_seed),
 };
 const size_t n_conv_lua_tests = sizeof(conv_lua_tests) / sizeof(conv_lua_tests[0]);
