@@ -1103,6 +1103,9 @@ struct arn_cfg_lua_script {
 	unsigned idx;	  /* 0 .. n_scripts - 1 within its filter: its state's slot */
 	bool on_request;  /* envoy_on_request is a function */
 	bool on_response; /* envoy_on_response is */
+	/* a LuaPerRoute source_code's: an id never given twice (the workers'
+	 * states of route scripts are found by it); 0: the filter's */
+	uint64_t uid;
 };
 
 struct arn_cfg_lua {
@@ -1115,10 +1118,11 @@ struct arn_cfg_lua {
 	unsigned n_scripts; /* n_named + (dflt != NULL) */
 };
 
-/* LuaPerRoute's name (its disabled is ARN_CFG_PF_DISABLED). */
+/* LuaPerRoute's name or source_code (its disabled is ARN_CFG_PF_DISABLED). */
 struct arn_cfg_lua_route {
-	const char *name;
+	const char *name; /* or NULL: script */
 	size_t name_len;
+	const struct arn_cfg_lua_script *script; /* source_code's, compiled */
 };
 
 /** The script of @p f's source_codes named @p name (@p len bytes), or

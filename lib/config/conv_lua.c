@@ -2,8 +2,8 @@
  * envoy.filters.http.lua's Lua and a route level's LuaPerRoute ->
  * struct arn_cfg_lua / arn_cfg_lua_route, as Envoy's lua_filter.cc reads
  * them (FilterConfig): inline_code or default_source_code (not both), the
- * source_codes a route names. Each script is compiled and its chunk run
- * here, on the control lcore, in a bounded state of its own (arn_lua.h):
+ * source_codes a route names, a route's own source_code. Each script is
+ * compiled and its chunk run here, on the control lcore, in a bounded state of its own (arn_lua.h):
  * a syntax error, or a chunk that fails or runs past the bounds, refuses
  * the resource with Lua's message at the field. Whether it defines
  * envoy_on_request / envoy_on_response is kept: a direction without one
@@ -144,11 +144,19 @@ const struct arn_cfg_lua_route *conv_lua_route(struct conv *c, struct pb p, uint
 		return NULL;
 	}
 	if (which[0] == 's') {
-		/* its state would be the route table's, per worker: not built */
-		conv_err(c, "source_code",
-			 "not supported by Arion: put the script in the filter's source_codes "
-			 "and name it (LuaPerRoute.name)");
-		return NULL;
+		/* a script of the route's own, compiled and run here as the
+		 * filter's are; its id finds its states on the workers */
+		static uint64_t next_uid;
+		struct arn_cfg_lua_route *o = CONV_NEW(c, struct arn_cfg_lua_route, 1);
+		struct arn_cfg_lua_script *sc = CONV_NEW(c, struct arn_cfg_lua_script, 1);
+		if (!o || !sc)
+			return NULL;
+		if (!source(c, pb_msg(p, "source_code"), "source_code", "source_code", sc))
+			return NULL;
+		sc->uid = __atomic_add_fetch(&next_uid, 1, __ATOMIC_RELAXED);
+		o->script = sc;
+		*kind = ARN_CFG_PF_LUA;
+		return o;
 	}
 	upb_StringView nm = pb_str(p, "name");
 	if (!nm.size) {

@@ -38,9 +38,19 @@ struct http_lua_vm {
 	bool failed;	       /* its state could not be made: the script never runs */
 };
 
+/* A worker's states of route scripts (LuaPerRoute source_code), found by
+ * the script's uid; the least recently used one is closed for a new one. */
+struct http_lua_rcache {
+	uint64_t tick;
+	uint64_t uid[HTTP_LUA_ROUTE_STATES];
+	uint64_t used[HTTP_LUA_ROUTE_STATES];
+	struct http_lua_vm *vm[HTTP_LUA_ROUTE_STATES];
+};
+
 struct http_lua_frt {
 	const struct arn_cfg_lua *cfg;
-	struct http_lua_vm **vms; /* [slot * n_scripts + script idx], NULL until needed */
+	struct http_lua_vm **vms;	   /* [slot * n_scripts + script idx], NULL until needed */
+	struct http_lua_rcache *rc[SLOTS]; /* per worker slot, NULL until needed */
 };
 
 /* A line a script added. */
@@ -91,10 +101,12 @@ struct lua_obj {
 
 void http_lua_hrt_init(struct http_hcm_rt *r, size_t i, const struct arn_cfg_lua *f)
 {
-	if (i >= HTTP_MAX_FILTER_STATS || !f->n_scripts)
+	if (i >= HTTP_MAX_FILTER_STATS)
 		return;
 	struct http_lua_frt *t = calloc(1, sizeof(*t));
-	struct http_lua_vm **v = t ? calloc((size_t)SLOTS * f->n_scripts, sizeof(*v)) : NULL;
+	/* routes may bring scripts of their own: the table is made anyway */
+	struct http_lua_vm **v =
+	    t ? calloc((size_t)SLOTS * (f->n_scripts ? f->n_scripts : 1), sizeof(*v)) : NULL;
 	if (!v) {
 		free(t);
 		ARN_ERR(HTTP, "lua: no memory for filter %zu's states: its scripts do not run", i);
@@ -105,17 +117,26 @@ void http_lua_hrt_init(struct http_hcm_rt *r, size_t i, const struct arn_cfg_lua
 	r->lua[i] = t;
 }
 
+static void vm_free(struct http_lua_vm *vm)
+{
+	if (!vm)
+		return;
+	arn_lua_close(vm->L);
+	free(vm);
+}
+
 void http_lua_hrt_fini(struct http_hcm_rt *r)
 {
 	for (size_t i = 0; i < HTTP_MAX_FILTER_STATS; i++) {
 		struct http_lua_frt *t = r->lua[i];
 		if (!t)
 			continue;
-		for (size_t k = 0; k < (size_t)SLOTS * t->cfg->n_scripts; k++) {
-			if (!t->vms[k])
-				continue;
-			arn_lua_close(t->vms[k]->L);
-			free(t->vms[k]);
+		for (size_t k = 0; k < (size_t)SLOTS * t->cfg->n_scripts; k++)
+			vm_free(t->vms[k]);
+		for (size_t k = 0; k < SLOTS; k++) {
+			for (size_t j = 0; t->rc[k] && j < HTTP_LUA_ROUTE_STATES; j++)
+				vm_free(t->rc[k]->vm[j]);
+			free(t->rc[k]);
 		}
 		free(t->vms);
 		free(t);
@@ -842,23 +863,15 @@ static void count(struct http_stream *st, size_t i, unsigned id)
 		arn_stats_inc(r->fstats[i], st->hc->w->slot, id);
 }
 
-/* The worker's state for script @p s of filter @p i, made now if it is
- * the first request that needs it; NULL when it cannot be. */
-static struct http_lua_vm *vm_get(struct http_stream *st, size_t i,
-				  const struct arn_cfg_lua_script *s)
+/* A state for script @p s (of filter @p i), its types and its chunk
+ * loaded; one that failed (failed set, the reason logged and counted) is
+ * kept so that it is not made again. NULL without memory. */
+static struct http_lua_vm *vm_make(struct http_stream *st, size_t i,
+				   const struct arn_cfg_lua_script *s)
 {
-	struct http_hcm_rt *r = st->hc->hrt;
-	struct http_lua_frt *t = r && i < HTTP_MAX_FILTER_STATS ? r->lua[i] : NULL;
-	unsigned slot = st->hc->w->slot;
-	if (!t || slot >= SLOTS || s->idx >= t->cfg->n_scripts)
-		return NULL;
-	struct http_lua_vm **pv = &t->vms[(size_t)slot * t->cfg->n_scripts + s->idx];
-	if (*pv)
-		return (*pv)->failed ? NULL : *pv;
 	struct http_lua_vm *vm = calloc(1, sizeof(*vm));
 	if (!vm)
 		return NULL;
-	*pv = vm;
 	vm->L = arn_lua_new(&vm->mem);
 	char err[256];
 	if (!vm->L) {
@@ -877,7 +890,52 @@ static struct http_lua_vm *vm_get(struct http_stream *st, size_t i,
 	vm->failed = true;
 	count(st, i, ARN_LUA_state_failed);
 	ARN_ERR(HTTP, "lua: script '%s' cannot run on this worker: %s", s->name, err);
-	return NULL;
+	return vm;
+}
+
+/* A route script's state from the worker's cache (@p t's), made now if
+ * it has none: the least recently used one closed for it when full. */
+static struct http_lua_vm *route_vm(struct http_stream *st, size_t i, struct http_lua_frt *t,
+				    unsigned slot, const struct arn_cfg_lua_script *s)
+{
+	struct http_lua_rcache *rc = t->rc[slot];
+	if (!rc && !(rc = t->rc[slot] = calloc(1, sizeof(*rc))))
+		return NULL;
+	unsigned k, old = 0;
+	for (k = 0; k < HTTP_LUA_ROUTE_STATES; k++) {
+		if (rc->uid[k] == s->uid && rc->vm[k])
+			break;
+		if (rc->used[k] < rc->used[old])
+			old = k;
+	}
+	if (k == HTTP_LUA_ROUTE_STATES) {
+		k = old;
+		vm_free(rc->vm[k]);
+		rc->uid[k] = s->uid;
+		rc->vm[k] = vm_make(st, i, s);
+	}
+	rc->used[k] = ++rc->tick;
+	return rc->vm[k] && !rc->vm[k]->failed ? rc->vm[k] : NULL;
+}
+
+/* The worker's state for script @p s of filter @p i, made now if it is
+ * the first request that needs it; NULL when it cannot be. */
+static struct http_lua_vm *vm_get(struct http_stream *st, size_t i,
+				  const struct arn_cfg_lua_script *s)
+{
+	struct http_hcm_rt *r = st->hc->hrt;
+	struct http_lua_frt *t = r && i < HTTP_MAX_FILTER_STATS ? r->lua[i] : NULL;
+	unsigned slot = st->hc->w->slot;
+	if (!t || slot >= SLOTS)
+		return NULL;
+	if (s->uid)
+		return route_vm(st, i, t, slot, s);
+	if (s->idx >= t->cfg->n_scripts)
+		return NULL;
+	struct http_lua_vm **pv = &t->vms[(size_t)slot * t->cfg->n_scripts + s->idx];
+	if (!*pv)
+		*pv = vm_make(st, i, s);
+	return *pv && !(*pv)->failed ? *pv : NULL;
 }
 
 /* In protected mode (on the state's main thread): the call's coroutine. */
@@ -972,7 +1030,8 @@ static const struct arn_cfg_lua_script *script_for(const struct arn_cfg_hcm *h, 
 		const struct arn_cfg_lua_route *pr =
 		    arn_cfg_per_filter_find(vh, r, name, strlen(name), ARN_CFG_PF_LUA);
 		if (pr)
-			return arn_cfg_lua_find(f, pr->name, pr->name_len);
+			return pr->script ? pr->script
+					  : arn_cfg_lua_find(f, pr->name, pr->name_len);
 	}
 	return f->dflt;
 }

@@ -32,6 +32,9 @@ struct http_stream;
 
 /* header edits one call may make (adds and removed names) */
 #define HTTP_LUA_MAX_EDITS 32
+/* states of route scripts (LuaPerRoute source_code) a worker keeps per
+ * filter (more: the least recently used one is closed) */
+#define HTTP_LUA_ROUTE_STATES 64
 /* bytes of a log*() line (longer: cut) */
 #define HTTP_LUA_LOG_MAX 1024
 

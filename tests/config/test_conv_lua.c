@@ -2,7 +2,7 @@
  * envoy.filters.http.lua's configuration (conv_lua.c): Lua in
  * http_filters (inline_code, default_source_code, source_codes), each
  * script compiled and its chunk run at conversion; LuaPerRoute on routes
- * and virtual hosts (disabled, name; source_code refused by name); every
+ * and virtual hosts (disabled, name, source_code); every
  * refusal naming its field, a syntax error with Lua's message. Refused
  * whole before (unknown filter type).
  */
@@ -95,6 +95,27 @@ static void test_lua_model(void **state)
 	assert_false(arn_cfg_filter_off(vh, r, "lua", 3, true));
 	assert_true(arn_cfg_filter_off(vh, NULL, "lua", 3, false));
 
+	/* a route's own source_code: compiled at conversion, an id of its own
+	 * each time (its workers' states are found by it) */
+	tc_ok(L,
+	      LISTENER(HCM(LUA(""), "",
+			   "," LUA_ROUTE(",\"source_code\":{\"inline_string\":\"" REQ_FN "\"}"))));
+	vh = &hcm0()->inline_routes->vhosts[0];
+	pr = arn_cfg_per_filter_find(vh, &vh->routes[0], "lua", 3, ARN_CFG_PF_LUA);
+	assert_non_null(pr);
+	assert_null(pr->name);
+	assert_non_null(pr->script);
+	assert_true(pr->script->on_request);
+	assert_false(pr->script->on_response);
+	uint64_t uid = pr->script->uid;
+	assert_true(uid != 0);
+	tc_ok(L,
+	      LISTENER(HCM(LUA(""), "",
+			   "," LUA_ROUTE(",\"source_code\":{\"inline_string\":\"" REQ_FN "\"}"))));
+	vh = &hcm0()->inline_routes->vhosts[0];
+	pr = arn_cfg_per_filter_find(vh, &vh->routes[0], "lua", 3, ARN_CFG_PF_LUA);
+	assert_true(pr->script->uid > uid);
+
 	/* the deprecated inline_code; no script at all (a route must name one) */
 	tc_ok(L, LISTENER(HCM(LUA(",\"inline_code\":\"" RESP_FN "\""), "", "")));
 	f = hcm0()->http_filter_cfgs[0];
@@ -109,8 +130,8 @@ static void test_lua_model(void **state)
 /* Every refusal names its field: Lua's own message for a syntax error and
  * for a chunk that fails; a chunk that loops or allocates past the bounds
  * refused at conversion, not run by a worker; both inline_code and
- * default_source_code; LuaPerRoute empty, disabled false, an empty name,
- * source_code (not built), filter_context (not built). */
+ * default_source_code; LuaPerRoute empty, disabled false, a source_code
+ * with a syntax error or no source, filter_context (not built). */
 static void test_lua_refusals(void **state)
 {
 	(void)state;
@@ -157,8 +178,11 @@ static void test_lua_refusals(void **state)
 		   "typed_per_filter_config[lua].disabled: must be true (Envoy's only value)");
 	tc_refused(
 	    L,
-	    LISTENER(HCM(LUA(""), "", "," LUA_ROUTE(",\"source_code\":{\"inline_string\":\"\"}"))),
-	    "typed_per_filter_config[lua].source_code: not supported by Arion");
+	    LISTENER(HCM(LUA(""), "",
+			 "," LUA_ROUTE(",\"source_code\":{\"inline_string\":\"x = = 1\"}"))),
+	    "typed_per_filter_config[lua].source_code: Lua: source_code:1: unexpected symbol");
+	tc_refused(L, LISTENER(HCM(LUA(""), "", "," LUA_ROUTE(",\"source_code\":{}"))),
+		   "typed_per_filter_config[lua].source_code: no source");
 	tc_refused(
 	    L, LISTENER(HCM(LUA(""), "", "," LUA_ROUTE(",\"name\":\"a\",\"filter_context\":{}"))),
 	    "filter_context");

@@ -59,6 +59,9 @@
 	LUA_ROUTE_(",\"name\":\"b.lua\"") "},"                                                     \
 	"{\"match\":{\"prefix\":\"/nosuch\"},\"route\":{\"cluster\":\"web\"},"                     \
 	LUA_ROUTE_(",\"name\":\"nosuch.lua\"") "},"                                                \
+	"{\"match\":{\"prefix\":\"/own\"},\"route\":{\"cluster\":\"web\"},"                        \
+	LUA_ROUTE_(",\"source_code\":{\"inline_string\":\"function envoy_on_request(h) "         \
+	"h:headers():add('x-own', 'own') end\"}") "},"                                               \
 	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
 	LUA_ROUTE_(",\"disabled\":true") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
@@ -219,6 +222,71 @@ static void test_lua_per_route(void **state)
 	hh_end();
 }
 
+/* A route's own script (LuaPerRoute source_code) runs instead of the
+ * default one; 70 routes each with its own (past the worker's 64 route
+ * states, HTTP_LUA_ROUTE_STATES) each run theirs (a respond() with the
+ * route's number), the least recently used state closed for a new one
+ * and made again when its route comes back. */
+static void test_lua_route_source_code(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	exchange(0, "GET /own HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /own HTTP/1.1\r\nHost: a\r\n" ADDED "x-own: own\r\n\r\n", OK5, "hello");
+	char r[4096];
+	log_from(hh_client(0), 0, r, sizeof(r));
+	assert_null(strstr(r, "x-resp-lua")); /* the route's script replaces both directions */
+	hh_end();
+
+	static char l[65536];
+	int k = snprintf(l, sizeof(l),
+			 "{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":"
+			 "\"0.0.0.0\",\"port_value\":82}},\"filter_chains\":[{\"filters\":[{"
+			 "\"name\":\"hcm\",\"typed_config\":{\"@type\":\"type.googleapis.com/"
+			 "envoy.extensions.filters.network.http_connection_manager.v3."
+			 "HttpConnectionManager\",\"stat_prefix\":\"lx\",\"generate_request_id\":"
+			 "false,\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":"
+			 "\"all\",\"domains\":[\"*\"],\"routes\":[");
+	for (int i = 0; i < 70; i++)
+		k += snprintf(
+		    l + k, sizeof(l) - (size_t)k,
+		    "%s{\"match\":{\"path\":\"/r%d\"},\"route\":{\"cluster\":\"web\"}," LUA_ROUTE_(
+			",\"source_code\":{\"inline_string\":\"function "
+			"envoy_on_request(h) h:respond({[':status'] = '200'}, 'r%d') end\"}") "}",
+		    i ? "," : "", i, i);
+	snprintf(l + k, sizeof(l) - (size_t)k,
+		 "]}]},\"http_filters\":[{\"name\":\"lua\",\"typed_config\":{" AT_(
+		     "lua.v3.Lua") "}},{\"name\":\"envoy.filters.http.router\","
+				   "\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}");
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, l);
+	hh_cfg_changed = true;
+	hh_settle();
+	for (unsigned c = 0; c < 4; c++)
+		hh_open(c, 82);
+	hh_settle();
+	/* each answered by its script (respond(): no upstream), spread over
+	 * four clients (the harness logs a peer's first 4 KiB) */
+	static const int order[] = {0, 1, 69, 0, 35, 1};
+	for (int j = 0; j < 70 + 6; j++) {
+		int i = j < 70 ? j : order[j - 70];
+		struct peer *cl = hh_client((unsigned)j % 4);
+		uint32_t mark = cl->log_len;
+		char req[64], want[32], got[4096];
+		snprintf(req, sizeof(req), "GET /r%d HTTP/1.1\r\nHost: a\r\n\r\n", i);
+		send_str(cl, req);
+		snprintf(want, sizeof(want), "\r\n\r\nr%d", i);
+		log_from(cl, mark, got, sizeof(got));
+		if (!strstr(got, "HTTP/1.1 200 OK\r\n") || strlen(got) < strlen(want) ||
+		    strcmp(got + strlen(got) - strlen(want), want) != 0)
+			fail_msg("/r%d: the client got:\n%s", i, got);
+	}
+	assert_int_equal(lua_stat(ARN_LUA_state_failed), 0);
+	hh_end();
+}
+
 /* The instruction bound, attacked: `while true do end` and a loop that
  * catches the bound's error with pcall each end in a script error
  * (errors, instructions_exhausted), the request goes upstream as it came
@@ -372,11 +440,17 @@ int main(void)
 {
 	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
 	hh_init(false);
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_lua_headers_both_ways), cmocka_unit_test(test_lua_respond),
-	    cmocka_unit_test(test_lua_per_route),	  cmocka_unit_test(test_lua_loop_bounded),
-	    cmocka_unit_test(test_lua_memory_bounded),	  cmocka_unit_test(test_lua_edit_rules),
+	    cmocka_unit_test(test_lua_headers_both_ways),
+	    cmocka_unit_test(test_lua_respond),
+	    cmocka_unit_test(test_lua_per_route),
+	    cmocka_unit_test(test_lua_route_source_code),
+	    cmocka_unit_test(test_lua_loop_bounded),
+	    cmocka_unit_test(test_lua_memory_bounded),
+	    cmocka_unit_test(test_lua_edit_rules),
 	    cmocka_unit_test(test_lua_fuzz_listener),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
