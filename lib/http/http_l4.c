@@ -1507,6 +1507,8 @@ bool http_l4_filters(struct http_stream *st, const struct arn_cfg_gen *g,
 			from = http_jwks_resume_at(st);
 		if (st->ext_proc && http_ext_proc_resume_at(st) > from)
 			from = http_ext_proc_resume_at(st); /* its processor's answer */
+		if (http_lua_resume_at(st) > from)
+			from = http_lua_resume_at(st); /* a script's body() */
 		return l4_filters_run(st, g, rt, req, from);
 	}
 	return false;
@@ -1822,12 +1824,15 @@ static void l4_stream_end(struct http_stream *st)
 	if (st->res && st->res->jwks_wait)
 		http_jwks_stream_end(st);
 	http_buffer_stream_end(st);
+	http_lua_stream_end(st);
 }
 
 /* The body a filter reads before the request goes on: the buffer
  * filter's, or ext_authz's with_request_body. */
 static bool l4_body(struct http_stream *st, const char *data, size_t len)
 {
+	if (http_lua_reading(st))
+		return http_lua_body(st, data, len);
 	if (http_buffer_reading(st))
 		return http_buffer_body(st, data, len);
 	if (st->ext_proc && http_ext_proc_reading(st))
@@ -1837,6 +1842,10 @@ static bool l4_body(struct http_stream *st, const char *data, size_t len)
 
 static void l4_body_end(struct http_stream *st)
 {
+	if (http_lua_reading(st)) {
+		http_lua_body_end(st);
+		return;
+	}
 	if (http_buffer_reading(st))
 		http_buffer_body_end(st);
 	else if (st->ext_proc && http_ext_proc_reading(st))

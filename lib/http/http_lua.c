@@ -22,6 +22,8 @@
 #include "http_int.h"
 #include "http_local.h"
 #include "http_lua.h"
+#include "http_filter.h"
+#include "http_rb.h"
 #include "http_req_kept.h"
 #include "http_stream.h"
 #include "http_worker.h"
@@ -36,6 +38,7 @@ struct http_lua_vm {
 	uint64_t n_errors;     /* script errors of this state (the log's 1st, 2nd, 4th, ...) */
 	struct lua_call *cur;  /* the call running, or NULL */
 	bool failed;	       /* its state could not be made: the script never runs */
+	unsigned pins;	       /* calls waiting for a body (never closed while any) */
 };
 
 /* A worker's states of route scripts (LuaPerRoute source_code), found by
@@ -77,6 +80,10 @@ struct lua_call {
 	struct lua_add adds[HTTP_LUA_MAX_EDITS];
 	unsigned n_adds;
 	bool overflow;
+	/* body(): the call waits for the request's body */
+	bool want_body;
+	int co_ref; /* its coroutine, in the state's registry (LUA_NOREF: none) */
+	size_t fi;  /* the filter's index */
 	/* respond() */
 	bool responded;
 	unsigned status;
@@ -96,6 +103,7 @@ struct lua_obj {
 #define MT_INFO "arion.lua.stream_info"
 #define MT_CONN "arion.lua.connection"
 #define MT_SSL "arion.lua.ssl_connection"
+#define MT_BUFFER "arion.lua.buffer"
 
 /* ---- control lcore ------------------------------------------------------------------------- */
 
@@ -641,6 +649,66 @@ static int s_timestamp_string(lua_State *L)
 	return 1;
 }
 
+/* body(): the request's body whole, as a buffer object. Without one
+ * (a head-only request), nil; read already by a filter before, at once;
+ * else the script waits (the coroutine yields) until it is whole. */
+static int s_body(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HANDLE);
+	if (c->resp)
+		return luaL_error(L, "body() is not supported by Arion on responses");
+	struct http_stream *st = c->st;
+	if (!http_msg_has_body(&st->req.m)) {
+		lua_pushnil(L);
+		return 1;
+	}
+	if (st->state & HTTP_S_REQ_DONE) {
+		new_obj(L, c, MT_BUFFER);
+		return 1;
+	}
+	if (c->want_body)
+		return luaL_error(L, "body() called twice");
+	if (st->req_xf)
+		/* a filter before rewrites the body (gRPC-Web text) */
+		return luaL_error(L,
+				  "body() after a body-rewriting filter is not supported by Arion");
+	c->want_body = true;
+	return lua_yield(L, 0);
+}
+
+static int b_length(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_BUFFER);
+	lua_pushinteger(L, (lua_Integer)X(c->st)->rb_bytes);
+	return 1;
+}
+
+/* getBytes(index, length): the body's bytes [index, index + length)
+ * (Envoy's BufferWrapper); copied from the kept mbufs, their bytes
+ * charged to the call's instructions */
+static int b_get(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_BUFFER);
+	lua_Integer at = luaL_checkinteger(L, 2), len = luaL_checkinteger(L, 3);
+	size_t n = X(c->st)->rb_bytes;
+	if (at < 0 || len < 0 || (uint64_t)at > n || (uint64_t)len > n - (uint64_t)at)
+		return luaL_error(L, "index/length must be >= 0 and within the body (%d bytes)",
+				  (int)n);
+	struct arn_lua_mem *m = &c->vm->mem;
+	uint32_t steps = (uint32_t)(n / ARN_LUA_HOOK_STEP);
+	if (steps > m->budget) {
+		m->budget = 0;
+		return luaL_error(L, "instruction limit reached (%d)", (int)ARN_LUA_INSTR_MAX);
+	}
+	m->budget -= steps;
+	luaL_Buffer b;
+	char *p = luaL_buffinitsize(L, &b, n ? n : 1);
+	size_t k = http_rb_copy(c->st, p, n);
+	luaL_pushresultsize(&b, k);
+	lua_pushlstring(L, lua_tostring(L, -1) + at, (size_t)len);
+	return 1;
+}
+
 /* ---- stream info, connection --------------------------------------------------------------- */
 
 static void push_addr(lua_State *L, uint32_t a, uint16_t port)
@@ -769,9 +837,9 @@ static int types_k(lua_State *L)
 					  {"base64Escape", s_base64},
 					  {"timestamp", s_timestamp},
 					  {"timestampString", s_timestamp_string},
+					  {"body", s_body},
 					  {NULL, NULL}};
-	static const char *const handle_nb[] = {"body",
-						"bodyChunks",
+	static const char *const handle_nb[] = {"bodyChunks",
 						"trailers",
 						"httpCall",
 						"metadata",
@@ -844,6 +912,10 @@ static int types_k(lua_State *L)
 					     NULL};
 	type_new(L, MT_SSL, ssl, ssl_nb);
 	lua_pop(L, 1);
+	static const luaL_Reg buffer[] = {{"length", b_length}, {"getBytes", b_get}, {NULL, NULL}};
+	static const char *const buffer_nb[] = {"setBytes", NULL};
+	type_new(L, MT_BUFFER, buffer, buffer_nb);
+	lua_pop(L, 1);
 	/* EnvoyTimestampResolution, as Envoy's initializer */
 	lua_newtable(L);
 	lua_pushinteger(L, 0);
@@ -902,13 +974,20 @@ static struct http_lua_vm *route_vm(struct http_stream *st, size_t i, struct htt
 	if (!rc && !(rc = t->rc[slot] = calloc(1, sizeof(*rc))))
 		return NULL;
 	unsigned k, old = 0;
+	bool any = false;
 	for (k = 0; k < HTTP_LUA_ROUTE_STATES; k++) {
 		if (rc->uid[k] == s->uid && rc->vm[k])
 			break;
-		if (rc->used[k] < rc->used[old])
+		/* a state a waiting call holds is not closed */
+		if (rc->vm[k] && rc->vm[k]->pins)
+			continue;
+		if (!any || rc->used[k] < rc->used[old])
 			old = k;
+		any = true;
 	}
 	if (k == HTTP_LUA_ROUTE_STATES) {
+		if (!any)
+			return NULL;
 		k = old;
 		vm_free(rc->vm[k]);
 		rc->uid[k] = s->uid;
@@ -955,6 +1034,12 @@ static int call_k(lua_State *L)
 				 c->n_reply);
 		return 0;
 	}
+	if (rc == LUA_YIELD && c->want_body && c->co_ref == LUA_NOREF) {
+		/* body(): the coroutine is kept until the body is whole */
+		lua_pushvalue(L, 2);
+		c->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+		return 0;
+	}
 	if (rc == LUA_YIELD)
 		return luaL_error(L, "script performed an unexpected yield");
 	if (rc != LUA_OK) {
@@ -964,18 +1049,47 @@ static int call_k(lua_State *L)
 	return 0;
 }
 
-/* Run the script's function for @p c. @return false on a script error
- * (logged, counted). */
-static bool run(struct lua_call *c, size_t i)
+/* In protected mode: the coroutine that waited for the body goes on,
+ * body() returning the buffer. */
+static int resume_k(lua_State *L)
+{
+	struct lua_call *c = lua_touserdata(L, 1);
+	struct http_lua_vm *vm = c->vm;
+	lua_rawgeti(L, LUA_REGISTRYINDEX, c->co_ref);
+	lua_State *co = lua_tothread(L, -1);
+	if (!co)
+		return luaL_error(L, "the coroutine is gone");
+	arn_lua_arm(co, &vm->mem);
+	new_obj(co, c, MT_BUFFER);
+	int nres;
+	int rc = lua_resume(co, L, 1, &nres);
+	if (rc == LUA_YIELD && c->responded) {
+		http_local_reply(c->st, c->status, c->body, c->blen, 0, "lua_response", c->reply,
+				 c->n_reply);
+		return 0;
+	}
+	if (rc == LUA_YIELD)
+		return luaL_error(L, "script performed an unexpected yield");
+	if (rc != LUA_OK) {
+		lua_xmove(co, L, 1);
+		return lua_error(L);
+	}
+	return 0;
+}
+
+/* Run the script's function for @p c (@p fn: call_k, or resume_k for a
+ * call that waited). @return false on a script error (logged, counted). */
+static bool run_k(struct lua_call *c, size_t i, lua_CFunction fn)
 {
 	struct http_lua_vm *vm = c->vm;
 	lua_State *L = vm->L;
 	if (vm->cur)
 		return false; /* never re-entered (a reply made from a call) */
 	uint64_t refused = vm->mem.refused;
-	c->serial = ++vm->serial;
+	if (fn == call_k)
+		c->serial = ++vm->serial;
 	vm->cur = c;
-	lua_pushcfunction(L, call_k);
+	lua_pushcfunction(L, fn);
 	lua_pushlightuserdata(L, c);
 	int rc = lua_pcall(L, 1, 0, 0);
 	vm->cur = NULL;
@@ -999,6 +1113,11 @@ static bool run(struct lua_call *c, size_t i)
 	if (c->overflow)
 		count(c->st, i, ARN_LUA_edits_overflow);
 	return false;
+}
+
+static bool run(struct lua_call *c, size_t i)
+{
+	return run_k(c, i, call_k);
 }
 
 /* The edits a call made: the names removed, then the lines added. */
@@ -1036,6 +1155,145 @@ static const struct arn_cfg_lua_script *script_for(const struct arn_cfg_hcm *h, 
 	return f->dflt;
 }
 
+/* The call's request edits kept for the upstream request. @return false
+ * when they did not fit (answered 500: never the request without them). */
+static bool keep_edits(struct http_stream *st, size_t i, const struct lua_call *c)
+{
+	struct arn_h1_edit e[HTTP_LUA_MAX_EDITS];
+	unsigned n = emit(c, e);
+	if (n && http_req_edits_keep(st, e, n) < 0) {
+		count(st, i, ARN_LUA_edits_overflow);
+		HTTP_INC(st->hc, rq_edit_overflow);
+		http_local_reply(st, 500, NULL, 0, 0, "header_edits_overflow", NULL, 0);
+		return false;
+	}
+	return true;
+}
+
+/* The state's hold on a waiting call's coroutine goes. */
+static void let_go(struct lua_call *c)
+{
+	luaL_unref(c->vm->L, LUA_REGISTRYINDEX, c->co_ref);
+	c->co_ref = LUA_NOREF;
+	c->vm->pins--;
+}
+
+/* body(): the call waits, the head held (HTTP_S_MCP) while the body is
+ * read into the stream's kept body. @return true (the walk stops), or
+ * the call goes on as if the script had failed there without memory. */
+static bool wait_body(struct http_stream *st, size_t i, struct lua_call *c)
+{
+	c->vm->pins++;
+	const struct arn_h1_msg *m = &st->req.m;
+	if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && m->content_length > HTTP_LUA_BODY_MAX) {
+		/* past the bound by its content-length: answered before a
+		 * byte of it is read (as the buffer filter's) */
+		let_go(c);
+		HTTP_INC(st->hc, downstream_rq_too_large);
+		http_local_reply(st, 413, "Payload Too Large", 17, 0, "request_payload_too_large",
+				 NULL, 0);
+		return true;
+	}
+	struct lua_call *w = malloc(sizeof(*w));
+	if (!w) {
+		let_go(c);
+		count(st, i, ARN_LUA_errors);
+		return !keep_edits(st, i, c);
+	}
+	*w = *c;
+	st->res->lua_wait = w;
+	st->res->lua_from = (uint8_t)(i + 1);
+	st->res->lua_reading = true;
+	st->state |= HTTP_S_MCP;
+	return true;
+}
+
+bool http_lua_reading(const struct http_stream *st)
+{
+	return st->res && st->res->lua_reading;
+}
+
+static void reading_over(struct http_stream *st)
+{
+	st->res->lua_reading = false;
+	st->state &= ~HTTP_S_MCP;
+}
+
+static void wait_free(struct http_stream *st)
+{
+	struct lua_call *w = st->res->lua_wait;
+	if (!w)
+		return;
+	if (w->co_ref != LUA_NOREF)
+		let_go(w);
+	free(w);
+	st->res->lua_wait = NULL;
+}
+
+bool http_lua_body(struct http_stream *st, const char *data, size_t len)
+{
+	if ((uint64_t)X(st)->rb_bytes + len > HTTP_LUA_BODY_MAX) {
+		reading_over(st);
+		wait_free(st);
+		HTTP_INC(st->hc, downstream_rq_too_large);
+		http_local_reply(st, 413, "Payload Too Large", 17, 0, "request_payload_too_large",
+				 NULL, 0);
+		return false;
+	}
+	if (!http_rb_keep(st, data, len, HTTP_LUA_BODY_MAX)) {
+		/* the worker's bound on kept bodies (HTTP_RB_WORKER_SEGS) */
+		reading_over(st);
+		wait_free(st);
+		HTTP_INC(st->hc, rq_buffer_overflow);
+		http_local_reply(st, 503, NULL, 0, 0, "request_buffer_overflow", NULL, 0);
+		return false;
+	}
+	return true;
+}
+
+void http_lua_body_end(struct http_stream *st)
+{
+	reading_over(st);
+	struct lua_call *w = st->res->lua_wait;
+	if (!w)
+		return;
+	/* whole: framed by its length, it goes first once the router has an
+	 * upstream (as the buffer filter's) */
+	int rc = http_rb_frame_kept(st);
+	if (rc != 0) {
+		wait_free(st);
+		if (rc == -ENOSPC)
+			HTTP_INC(st->hc, rq_edit_overflow);
+		http_local_reply(
+		    st, 500, NULL, 0, 0,
+		    rc == -ENOSPC ? "header_edits_overflow" : "request_length_mismatch", NULL, 0);
+		return;
+	}
+	http_rb_send_first(st);
+	run_k(w, w->fi, resume_k);
+	bool responded = w->responded;
+	size_t i = w->fi;
+	bool ok = responded || keep_edits(st, i, w);
+	wait_free(st);
+	if (responded || !ok)
+		return;
+	st->hc->ops->resume_head(st, &http_l4_filter_ops);
+}
+
+size_t http_lua_resume_at(const struct http_stream *st)
+{
+	return st->res ? st->res->lua_from : 0;
+}
+
+void http_lua_stream_end(struct http_stream *st)
+{
+	if (!st->res)
+		return;
+	wait_free(st);
+	st->res->lua_from = 0;
+	st->res->lua_reading = false;
+}
+
 bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f,
 		   const struct arn_cfg_route_match *mt)
 {
@@ -1052,11 +1310,15 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
 	c.m = &st->req.m;
 	c.resp = false;
 	c.n_rm = c.n_adds = c.n_reply = 0;
-	c.overflow = c.responded = false;
+	c.overflow = c.responded = c.want_body = false;
+	c.co_ref = LUA_NOREF;
+	c.fi = i;
 	memset(c.gone, 0, sizeof(bool) * st->req.m.n_hdrs);
 	run(&c, i);
 	if (c.responded)
 		return true;
+	if (c.want_body && c.co_ref != LUA_NOREF)
+		return wait_body(st, i, &c);
 	struct arn_h1_edit e[HTTP_LUA_MAX_EDITS];
 	unsigned n = emit(&c, e);
 	if (n && http_req_edits_keep(st, e, n) < 0) {
@@ -1105,7 +1367,9 @@ int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned 
 		c.m = &st->resp.m;
 		c.resp = true;
 		c.n_rm = c.n_adds = c.n_reply = 0;
-		c.overflow = c.responded = false;
+		c.overflow = c.responded = c.want_body = false;
+		c.co_ref = LUA_NOREF;
+		c.fi = i;
 		memset(c.gone, 0, sizeof(bool) * st->resp.m.n_hdrs);
 		run(&c, i);
 		if (n + c.n_rm + c.n_adds > cap)

@@ -7,16 +7,20 @@
  * thread-safe), bounded in memory and instructions (lib/config/arn_lua.h).
  *
  * The stream handle's synchronous API is built (headers(), respond(),
- * log*(), streamInfo(), connection(), base64Escape(), timestamp*());
- * what is not (body(), bodyChunks(), trailers(), httpCall(), metadata(),
- * dynamicMetadata(), ...) is a script error naming it. A script error is
+ * log*(), streamInfo(), connection(), base64Escape(), timestamp*()), and
+ * a request's body(): the coroutine waits (its reference kept in the
+ * state's registry, the head held) until the body is whole in the
+ * stream's kept body, then goes on; what is not (bodyChunks(),
+ * trailers(), httpCall(), metadata(), dynamicMetadata(), response
+ * bodies, ...) is a script error naming it. A script error is
  * Envoy's: logged, counted in http.<prefix>.lua[.<stat_prefix>].errors,
  * and the stream goes on with the edits the script made before it.
  *
  * States: one per (connection manager generation, Lua filter, worker,
  * script), made by the worker the first time a request needs it and
  * closed by the control lcore with the generation's runtime object
- * (http_hcm_rt, freed once no connection holds it: no worker runs it).
+ * (http_hcm_rt, freed once no connection holds it: no worker runs it);
+ * route scripts' (LuaPerRoute source_code) in a per-worker cache.
  */
 #ifndef ARN_HTTP_LUA_H
 #define ARN_HTTP_LUA_H
@@ -59,5 +63,26 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
  * @p cap). @return how many, or -ENOSPC.
  */
 int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+
+/* bytes of a request body a script's body() reads (more: 413, as Envoy's
+ * decoder buffer limit, its default per_connection_buffer_limit_bytes) */
+#define HTTP_LUA_BODY_MAX (1u << 20)
+
+/** Is a script waiting for @p st's body (http_lua_body takes it)? */
+bool http_lua_reading(const struct http_stream *st);
+
+/** A piece of the body a script waits for. @return true for more (false:
+ * answered). */
+bool http_lua_body(struct http_stream *st, const char *data, size_t len);
+
+/** The body is whole: the script goes on, then the request. */
+void http_lua_body_end(struct http_stream *st);
+
+/** The filter after which the head's walk resumes (a script that read
+ * the body), or 0. */
+size_t http_lua_resume_at(const struct http_stream *st);
+
+/** The stream ends: a script waiting for its body is let go. */
+void http_lua_stream_end(struct http_stream *st);
 
 #endif

@@ -121,6 +121,13 @@ struct http_res {
 	uint32_t buf_max;
 	/* HCM tracing's span (http_otel.c), valid with st->otel */
 	struct http_otel_span otel;
+	/* envoy.filters.http.lua's body() (http_lua.c): the call waiting for
+	 * the request's body, 1 + the filter's index (the walk resumes after
+	 * it), whether the body comes to http_lua_body; cleared at the
+	 * stream's end (http_lua_stream_end) */
+	void *lua_wait;
+	uint8_t lua_from;
+	bool lua_reading;
 	/* larger scratch for a head whose segment-spanning lines outgrow
 	 * req_scratch / resp_scratch, and a trailer array for HTTP/1
 	 * trailers past the slots their head left (from the worker's pools,

@@ -6,7 +6,8 @@
 # the script read; /deny is answered by the script (403, its header and
 # body) and never reaches the upstream; /loop ends on the instruction
 # bound, goes upstream as it came and the next request is served; a
-# route's LuaPerRoute name runs its script, disabled none; the counters.
+# route's LuaPerRoute name runs its script, disabled none; a script that
+# waits for the body (body()) reads a POST's; the counters.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -50,6 +51,12 @@ for v in --http1.1 --http2-prior-knowledge; do
 	body=$(cc $v "http://$us/named")
 	expect "$v /named: its script" "$body" '"x-named":"yes"'
 	[[ "$body" == *x-lua-added* ]] && bad "$v /named: the default ran too" || ok "$v /named: not the default"
+	body=$(cc $v --data-binary 'payload of the post' "http://$us/lbody")
+	expect "$v /lbody: the length body() read" "$body" '"x-body-len":"19"'
+	expect "$v /lbody: its first bytes" "$body" '"x-body-start":"payl"'
+	expect "$v /lbody: the body upstream" "$body" '"content-length":"19"'
+	body=$(cc $v "http://$us/lbody")
+	expect "$v /lbody: a GET's body() is nil" "$body" '"x-body-len":"0"'
 	body=$(cc $v -H 'x-drop: stays' "http://$us/off")
 	expect "$v /off: no script" "$body" '"x-drop":"stays"'
 done

@@ -34,7 +34,7 @@
 	"if p == '/stale' then _G.keep:add('x-stale', '1') end "                                   \
 	"if p == '/cl' then hd:replace('content-length', '1') end "                                \
 	"if p == '/crlf' then hd:add('x-a', 'b\\\\r\\\\nx-evil: 1') end "                           \
-	"if p == '/xbody' then h:body() end "                                                       \
+	"if p == '/xbody' then h:body():length() end "                                                       \
 	"local si = h:streamInfo() "                                                               \
 	"hd:add('x-lua', hd:get(':method') .. ' ' .. hd:get(':authority') .. ' ' .. "              \
 	"(hd:get('x-in') or 'none') .. ' ' .. si:protocol() .. ' ' .. "                            \
@@ -62,12 +62,20 @@
 	"{\"match\":{\"prefix\":\"/own\"},\"route\":{\"cluster\":\"web\"},"                        \
 	LUA_ROUTE_(",\"source_code\":{\"inline_string\":\"function envoy_on_request(h) "         \
 	"h:headers():add('x-own', 'own') end\"}") "},"                                               \
+	"{\"match\":{\"prefix\":\"/lbody\"},\"route\":{\"cluster\":\"web\"},"                       \
+	LUA_ROUTE_(",\"name\":\"body.lua\"") "},"                                                    \
 	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
 	LUA_ROUTE_(",\"disabled\":true") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
 	"\"http_filters\":[{\"name\":\"lua\",\"typed_config\":{" AT_("lua.v3.Lua")                 \
 	",\"default_source_code\":{\"inline_string\":\"" SCRIPT "\"},"                              \
-	"\"source_codes\":{\"b.lua\":{\"inline_string\":"                                          \
+	"\"source_codes\":{\"body.lua\":{\"inline_string\":\"function envoy_on_request(h) "      \
+	"local hd = h:headers() hd:add('x-before', 'b') local b = h:body() "                        \
+	"if b == nil then hd:add('x-len', 'nil') return end "                                       \
+	"hd:add('x-len', tostring(b:length())) hd:add('x-head', b:getBytes(0, 3)) "                 \
+	"if b:getBytes(0, 4) == 'deny' then "                                                       \
+	"h:respond({[':status'] = '403'}, 'body ' .. b:getBytes(0, b:length())) end end\"},"       \
+	"\"b.lua\":{\"inline_string\":"                                                               \
 	"\"function envoy_on_request(h) h:headers():add('x-b', 'b') end\"}}}},"                    \
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
@@ -287,6 +295,111 @@ static void test_lua_route_source_code(void **state)
 	hh_end();
 }
 
+/* body() (the stage Envoy's scripts wait in): a POST's head is held
+ * while its body comes in two pieces, nothing upstream before the last;
+ * then the script goes on with the buffer (length, getBytes) and a
+ * headers object it took before body(), its edits (made before and
+ * after) and the body upstream, framed by its length; a body the script
+ * refuses is answered with respond() and never goes upstream; a GET's
+ * body() is nil; a content-length past HTTP_LUA_BODY_MAX is 413 before
+ * its body is read; a client that leaves mid-body lets the script go
+ * (hh_end: every mbuf back; LSan: nothing kept). */
+static void test_lua_body(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "POST /lbody HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhe");
+	assert_null(upstream_that_got(rx0));
+	exchange(0, "llo",
+		 "POST /lbody HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n" ADDED
+		 "x-before: b\r\nx-len: 5\r\nx-head: hel\r\n\r\nhello",
+		 OK5, "hello");
+	snapshot(rx0);
+	uint32_t mark = hh_client(0)->log_len;
+	send_str(hh_client(0), "POST /lbody HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\ndeny!");
+	assert_null(upstream_that_got(rx0));
+	char r[4096];
+	log_from(hh_client(0), mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n") || !strstr(r, "\r\n\r\nbody deny!"))
+		fail_msg("the client got: %s", r);
+	exchange(0, "GET /lbody HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /lbody HTTP/1.1\r\nHost: a\r\n" ADDED "x-before: b\r\nx-len: nil\r\n\r\n",
+		 OK5, "hello");
+	/* past HTTP_LUA_BODY_MAX by its content-length: 413 at once */
+	snapshot(rx0);
+	mark = hh_client(0)->log_len;
+	send_str(hh_client(0),
+		 "POST /lbody HTTP/1.1\r\nHost: a\r\nContent-Length: 1048577\r\n\r\nab");
+	assert_null(upstream_that_got(rx0));
+	log_from(hh_client(0), mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 413 Payload Too Large\r\n"))
+		fail_msg("the client got: %s", r);
+	hh_open(1, 82);
+	hh_settle();
+	send_str(hh_client(1), "POST /lbody HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\nabc");
+	hh_reset(hh_client(1));
+	hh_settle();
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+	hh_end();
+}
+
+static struct http_worker *worker(void)
+{
+	struct arn_tcp_worker *wk = tcp_wk(lc);
+	for (int i = 0; i < TCP_LISTENERS_MAX; i++)
+		if (wk->lsn[i].used && wk->lsn[i].port == 80)
+			return wk->lsn[i].user;
+	fail_msg("no HTTP worker");
+	return NULL;
+}
+
+/* The worker's bound on kept bodies (lowered to 16 mbufs here) holds for
+ * bodies scripts wait for: a client whose body would pass it is answered
+ * 503 request_buffer_overflow, its kept mbufs given back and its waiting
+ * call let go; the worker's other kept body stays whole. */
+static void test_lua_body_worker_bound(void **state)
+{
+	(void)state;
+	lua_begin();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	struct http_worker *w = worker();
+	w->rb_segs_max = 16;
+	enum { BODY = 12 * 2048 };
+	char head[256], r[4096];
+	snprintf(head, sizeof(head),
+		 "POST /lbody HTTP/1.1\r\nHost: a\r\nContent-Length: %u\r\n\r\n", BODY + 1);
+	hh_open(0, 82);
+	hh_settle();
+	send_str(hh_client(0), head);
+	hh_send(hh_client(0), NULL, BODY, 0);
+	hh_settle();
+	assert_null(upstream_that_got(rx0));
+	assert_int_equal(w->rb_segs, 12);
+	hh_open(1, 82);
+	hh_settle();
+	send_str(hh_client(1), head);
+	hh_send(hh_client(1), NULL, BODY, 0);
+	hh_settle();
+	assert_null(upstream_that_got(rx0));
+	log_from(hh_client(1), 0, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 503 Service Unavailable\r\n"))
+		fail_msg("the second client got: %s", r);
+	assert_int_equal(w->rb_segs, 12);
+	/* the first one's last byte: its script goes on, its body upstream */
+	send_str(hh_client(0), "z");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	log_from(u, 0, r, sizeof(r));
+	if (!strstr(r, "x-len: 24577\r\n"))
+		fail_msg("the upstream got: %s", r);
+	hh_end();
+}
+
 /* The instruction bound, attacked: `while true do end` and a loop that
  * catches the bound's error with pcall each end in a script error
  * (errors, instructions_exhausted), the request goes upstream as it came
@@ -446,6 +559,8 @@ int main(void)
 	    cmocka_unit_test(test_lua_respond),
 	    cmocka_unit_test(test_lua_per_route),
 	    cmocka_unit_test(test_lua_route_source_code),
+	    cmocka_unit_test(test_lua_body),
+	    cmocka_unit_test(test_lua_body_worker_bound),
 	    cmocka_unit_test(test_lua_loop_bounded),
 	    cmocka_unit_test(test_lua_memory_bounded),
 	    cmocka_unit_test(test_lua_edit_rules),
