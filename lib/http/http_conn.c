@@ -806,6 +806,7 @@ static const struct http_conn_ops conn_ops = {
     .close = start_close,
     .reset = conn_abort,
     .resume_head = http_hcm_resume_head,
+    .resume_resp_head = http_hcm_resume_resp_head,
 };
 
 /* ---- TCP callbacks ----------------------------------------------------------------------------

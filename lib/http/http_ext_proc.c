@@ -19,7 +19,6 @@
 #include "http_ext_proc.h"
 #include "http_ext_proc_grpc.h"
 #include "http_filter.h"
-#include "http_hcm.h"
 #include "http_int.h"
 #include "http_local.h"
 #include "http_req_kept.h"
@@ -1063,7 +1062,7 @@ static void ep_after(struct http_ext_proc *a, bool answered)
 		if (p == EP_P_REQ)
 			ep_resume(a);
 		else if (p == EP_P_RESP)
-			http_hcm_resume_resp_head(st);
+			st->hc->ops->resume_resp_head(st);
 	}
 	http_conn_run(hc);
 }

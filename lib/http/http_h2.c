@@ -138,6 +138,7 @@ static const struct http_conn_ops stream_ops = {
     .close = stream_op_close,
     .reset = stream_op_reset,
     .resume_head = http_hcm_resume_head,
+    .resume_resp_head = http_hcm_resume_resp_head,
 };
 
 /* A new stream (HEADERS opening it): a block and a request buffer from the

@@ -932,25 +932,6 @@ void http_otel_worker_fini(struct http_worker *w)
 	w->otel = NULL;
 }
 
-bool http_otel_resp_header(const struct http_stream *st, struct arn_h1_edit *e)
-{
-	const struct arn_cfg_route_trace *rt = st->route ? st->route->trace : NULL;
-	if (!rt || !rt->operation || !rt->propagate)
-		return false;
-	/* a request that named its operation gets none back (Envoy clears
-	 * its decorated operation) */
-	const struct arn_h1_header *op = hdr_find(&st->req.m, "x-envoy-decorator-operation", 27);
-	if (op && op->value_len)
-		return false;
-	*e = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
-				  .id1 = ARN_H1_H_OTHER + 1,
-				  .name = "x-envoy-decorator-operation",
-				  .name_len = 27,
-				  .value = rt->operation,
-				  .value_len = rt->operation_len};
-	return true;
-}
-
 /* ---- as a filter of the chain (http_filter.h): no hook runs for a
  * connection manager without tracing, which then costs nothing ---- */
 

@@ -428,6 +428,9 @@ struct http_conn_ops {
 	 * @p from, then the router (http_hcm_resume_head; NULL where no
 	 * filter holds a head). */
 	void (*resume_head)(struct http_stream *st, const struct http_filter_ops *from);
+	/* A filter that held the upstream's response head (ext_proc's
+	 * response_headers) lets it go on (http_hcm_resume_resp_head). */
+	void (*resume_resp_head)(struct http_stream *st);
 };
 
 /* The request edits a connection keeps for its next request (struct
