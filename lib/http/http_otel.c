@@ -972,3 +972,11 @@ const struct http_filter_ops http_otel_filter_ops = {
     .encode_head_edits = otel_resp_edits,
     .log = otel_log,
 };
+
+void http_otel_seed(struct http_worker *w, uint64_t s0, uint64_t s1)
+{
+	if (w->otel && (s0 | s1)) {
+		w->otel->rng[0] = s0;
+		w->otel->rng[1] = s1;
+	}
+}

@@ -148,5 +148,8 @@ void http_otel_module_init(const char *node_id, const char *zone, size_t zone_le
 /** The worker's exporter: set up at worker start (@return 0 or -ENOMEM), freed at its end. */
 int http_otel_worker_init(struct http_worker *w);
 void http_otel_worker_fini(struct http_worker *w);
+/** Seed the worker's tracing ids' generator (tests: the same run for the
+ * same input; @p s0 | @p s1 not 0). */
+void http_otel_seed(struct http_worker *w, uint64_t s0, uint64_t s1);
 
 #endif

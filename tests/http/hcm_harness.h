@@ -1320,6 +1320,7 @@ static inline void hh_begin(uint8_t setup)
 			struct http_worker *w = wk->lsn[i].user;
 			w->rng[0] = 0x243f6a8885a308d3ull;
 			w->rng[1] = 0x13198a2e03707344ull;
+			http_otel_seed(w, 0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull);
 		}
 	tot_runs++;
 	hh_running = true;
