@@ -691,6 +691,28 @@ static void flush_timer(struct http_timer *tm)
 		http_timer_arm(w, &o->timer, HTTP_OTEL_FLUSH_MS);
 }
 
+static bool sv_eq(const char *a, size_t al, const char *b, size_t bl)
+{
+	return al == bl && (!al || memcmp(a, b, al) == 0);
+}
+
+/* Do @p a and @p b export alike (Envoy shares one tracer between
+ * connection managers whose provider is the same: Envoy Gateway writes the
+ * same one on every listener)? Their spans then go in one export. */
+static bool same_exporter(const struct arn_cfg_tracing *a, const struct arn_cfg_tracing *b)
+{
+	if (!sv_eq(a->cluster.name, a->cluster.len, b->cluster.name, b->cluster.len) ||
+	    !sv_eq(a->authority, a->authority_len, b->authority, b->authority_len) ||
+	    !sv_eq(a->service_name, a->service_name_len, b->service_name, b->service_name_len) ||
+	    a->timeout_ms != b->timeout_ms || a->n_md != b->n_md)
+		return false;
+	for (size_t i = 0; i < a->n_md; i++)
+		if (!sv_eq(a->md[i].name, a->md[i].name_len, b->md[i].name, b->md[i].name_len) ||
+		    !sv_eq(a->md[i].value, a->md[i].value_len, b->md[i].value, b->md[i].value_len))
+			return false;
+	return true;
+}
+
 /* Queue @p len bytes of a span of @p t (listener @p l). */
 static void enqueue(struct http_otel_worker *o, const struct arn_cfg_listener *l, uint32_t hc_laddr,
 		    const struct arn_cfg_tracing *t, const uint8_t *span, size_t len)
@@ -699,7 +721,7 @@ static void enqueue(struct http_otel_worker *o, const struct arn_cfg_listener *l
 	/* the export's local address: a listener's of this worker, as a
 	 * client's connection lends its own to ext_authz's checks */
 	o->hc.laddr = hc_laddr;
-	if (o->qn && o->t != t) {
+	if (o->qn && o->t != t && !same_exporter(o->t, t)) {
 		/* another configuration's spans go in another export */
 		flush(o);
 		if (o->qn) { /* one in flight: the others cannot wait */

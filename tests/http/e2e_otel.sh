@@ -136,7 +136,18 @@ s=$(span 55555555555555555555555555555555)
 expect "5xx span: error" "$s" '"error":"true"'
 expect "5xx span: status" "$s" '"http.status_code":"503"'
 expect "5xx span: response_flags" "$s" '"response_flags":"UF"'
-expect "spans_sent" "$(stat tracing.opentelemetry.spans_sent)" "^6$"
+# two listeners with the same provider: their spans in one export
+for i in 1 2 3 4 5; do
+	port=80
+	[ $((i % 2)) = 0 ] && port=82
+	cc -H "traceparent: 00-7777777777777777777777777777777$i-$pid-01" "http://$us:$port/s" \
+		>/dev/null
+done
+wait_spans 11 3 && ok "alternating listeners, one provider: 5 spans at once" ||
+	bad "alternating listeners: $(wc -l <"$log") spans"
+expect "alternating listeners: one batch of 5" "$(span 77777777777777777777777777777772)" \
+	'"batch":5'
+expect "spans_sent" "$(stat tracing.opentelemetry.spans_sent)" "^11$"
 expect "timer_flushed" "$(stat tracing.opentelemetry.timer_flushed)" "^[1-9]"
 expect "spans_dropped" "$(stat tracing.opentelemetry.spans_dropped)" "^0$"
 expect "exports_failed" "$(stat tracing.opentelemetry.exports_failed)" "^0$"
