@@ -1422,6 +1422,8 @@ static inline __attribute__((always_inline)) bool resp_ready(struct http_stream 
 			 * and flushed before anything else */
 			if (st->enc->encode_more(st))
 				st->state &= ~HTTP_S_ENC_MORE;
+			else if (!dn->queued)
+				return false; /* it waits for an answer: it steps the stream */
 			continue;
 		}
 		if (!(s & HTTP_S_RESP_END_HELD))
