@@ -49,11 +49,12 @@ static void processing_mode(struct conv *c, struct pb pm, struct arn_cfg_ext_pro
 		int32_t v = pb_i32(pm, bodies[i]);
 		if (i == 0 && v == 2)
 			o->request_body_buffered = true;
+		else if (i == 1 && v == 2)
+			o->response_body_buffered = true;
 		else if (v != 0)
 			conv_err(c, bodies[i], "%s: not built by Arion (its ext_proc sends %s)",
 				 v > 0 && v < 5 ? body_modes[v] : "an unknown mode",
-				 i == 0 ? "the request's body BUFFERED or none: NONE"
-					: "no response body: NONE");
+				 "the body BUFFERED or none: NONE");
 	}
 	static const char *const trailers[] = {"request_trailer_mode", "response_trailer_mode"};
 	for (size_t i = 0; i < 2; i++) {

@@ -807,6 +807,8 @@ static const struct http_conn_ops conn_ops = {
     .reset = conn_abort,
     .resume_head = http_hcm_resume_head,
     .resume_resp_head = http_hcm_resume_resp_head,
+    .resp_step = http_resp_step,
+    .write_head = http_hcm_write_head,
 };
 
 /* ---- TCP callbacks ----------------------------------------------------------------------------

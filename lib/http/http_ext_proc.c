@@ -40,10 +40,12 @@ enum ep_state {
 	EP_WAIT_RESP_HEADERS, /* the response's head held, its answer awaited */
 	EP_READ_REQ_BODY,     /* request_body_mode BUFFERED: the body read whole */
 	EP_WAIT_REQ_BODY,     /* the body sent (request_body), its answer awaited */
+	EP_READ_RESP_BODY,    /* response_body_mode BUFFERED: the response's body read whole */
+	EP_WAIT_RESP_BODY,    /* it went (response_body), its answer awaited */
 };
 
 /* What waits for the answer (ep_after resumes it) */
-enum ep_paused { EP_P_NONE = 0, EP_P_REQ, EP_P_RESP };
+enum ep_paused { EP_P_NONE = 0, EP_P_REQ, EP_P_RESP, EP_P_RESP_BODY };
 
 /* Where a HeaderMutation applies (mutate) */
 enum ep_where { EP_MUT_REQ = 0, EP_MUT_RESP, EP_MUT_REPLY };
@@ -77,7 +79,12 @@ struct http_ext_proc {
 	bool tx_head_done;	 /* the body message's start went to the transport */
 	uint32_t tx_head_len;	 /* its length, at the start of big */
 	struct rte_mbuf *tx_seg; /* the kept body's next segment to send */
-	uint32_t send_owed;	 /* a message refused by the transport (-EAGAIN): its length */
+	/* response_body_mode BUFFERED: the response's body, whole mbufs
+	 * counted in the worker's kept bodies (rb_segs) */
+	bool rsp_body_buf, rsp_taken, rsp_written;
+	struct rte_mbuf *rsp_head, *rsp_tail;
+	uint32_t rsp_bytes, rsp_segs;
+	uint32_t send_owed; /* a message refused by the transport (-EAGAIN): its length */
 	const struct arn_cfg_ext_proc_service *svc;
 	const struct arn_cfg_ext_proc_route *pr;
 	char status_txt[4];
@@ -141,6 +148,9 @@ static struct http_ext_proc *ep_get(struct http_worker *w)
 	a->body_buf = a->reading = a->body_kept = a->tx_head_done = false;
 	a->tx_head_len = 0;
 	a->tx_seg = NULL;
+	a->rsp_body_buf = a->rsp_taken = a->rsp_written = false;
+	a->rsp_head = a->rsp_tail = NULL;
+	a->rsp_bytes = a->rsp_segs = 0;
 	a->send_owed = 0;
 	a->svc = NULL;
 	a->pr = NULL;
@@ -166,9 +176,63 @@ static void ep_big_put(struct http_worker *w, struct http_ext_proc *a)
 	a->big_owed = false;
 }
 
+/* The response's kept body goes back. */
+static void rsp_free(struct http_worker *w, struct http_ext_proc *a)
+{
+	struct rte_mbuf *m = a->rsp_head;
+	while (m) {
+		struct rte_mbuf *n = m->next;
+		m->next = NULL;
+		m->nb_segs = 1;
+		rte_pktmbuf_free_seg(m);
+		m = n;
+	}
+	w->rb_segs -= a->rsp_segs;
+	a->rsp_head = a->rsp_tail = NULL;
+	a->rsp_bytes = a->rsp_segs = 0;
+}
+
+/* @p n bytes @p p onto the response's kept body, in whole mbufs within
+ * the worker's kept bodies (kept_body_mbufs) and HTTP_EXT_PROC_BODY_MAX.
+ * @return false when a bound says no. */
+static bool rsp_keep(struct http_worker *w, struct http_ext_proc *a, const char *p, size_t n)
+{
+	if ((uint64_t)a->rsp_bytes + n > HTTP_EXT_PROC_BODY_MAX)
+		return false;
+	while (n) {
+		struct rte_mbuf *t = a->rsp_tail;
+		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
+		if (!room) {
+			if (w->rb_segs >= (w->rb_segs_max ? w->rb_segs_max : HTTP_RB_WORKER_SEGS))
+				return false;
+			struct rte_mbuf *m = http_mbuf(w);
+			if (!m)
+				return false;
+			m->next = NULL;
+			if (t)
+				t->next = m;
+			else
+				a->rsp_head = m;
+			a->rsp_tail = m;
+			a->rsp_segs++;
+			w->rb_segs++;
+			continue;
+		}
+		size_t k = n < room ? n : room;
+		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
+		t->data_len = (uint16_t)(t->data_len + k);
+		t->pkt_len = t->data_len;
+		p += k;
+		n -= k;
+		a->rsp_bytes += (uint32_t)k;
+	}
+	return true;
+}
+
 static void ep_put(struct http_worker *w, struct http_ext_proc *a)
 {
 	http_timer_cancel(&a->timer);
+	rsp_free(w, a);
 	ep_big_put(w, a);
 	a->st = NULL;
 	http_ctxpool_put(&pools[w->idx], a);
@@ -605,7 +669,7 @@ static int ep_open(struct http_ext_proc *a, size_t ml);
  * stays), or processing complete. */
 static void ep_req_over(struct http_ext_proc *a)
 {
-	if (a->resp_send) {
+	if (a->resp_send || a->rsp_body_buf) {
 		ep_between(a, EP_IDLE); /* the stream stays for the response's head */
 	} else {
 		ep_complete(a);
@@ -665,12 +729,12 @@ static bool ep_tx_done(struct http_ext_proc *a)
  * decodeData in BUFFERED mode). @return true when it answered the client;
  * else the body waits for the answer (EP_WAIT_REQ_BODY) or, failed with
  * failure_mode_allow, goes on (EP_DONE). */
-static bool ep_body_send(struct http_ext_proc *a)
+static bool ep_body_send(struct http_ext_proc *a, bool resp)
 {
 	struct http_stream *st = a->st;
 	struct http_worker *w = st->hc->w;
-	uint32_t blen = X(st)->rb_bytes;
-	if (blen > HTTP_EXT_PROC_BODY_MAX) {
+	uint32_t blen = resp ? a->rsp_bytes : X(st)->rb_bytes;
+	if (!resp && blen > HTTP_EXT_PROC_BODY_MAX) {
 		ep_too_large(a);
 		return true;
 	}
@@ -683,17 +747,17 @@ static bool ep_body_send(struct http_ext_proc *a)
 	if (!why) {
 		a->rd = (struct http_grpc_rd){.buf = (uint8_t *)a->big + HTTP_EXT_PROC_REQ,
 					      .cap = HTTP_EXT_PROC_ANS};
-		hl = http_ext_proc_encode_body_head(false, blen, true, (uint8_t *)a->big,
+		hl = http_ext_proc_encode_body_head(resp, blen, true, (uint8_t *)a->big,
 						    HTTP_EXT_PROC_REQ);
 		if (hl < 0) {
 			a->overflow = true;
-			why = "request body past Arion's bound";
+			why = "body past Arion's bound";
 		}
 	}
 	if (!why) {
-		a->state = EP_WAIT_REQ_BODY;
+		a->state = resp ? EP_WAIT_RESP_BODY : EP_WAIT_REQ_BODY;
 		a->n_override = 0;
-		a->tx_seg = X(st)->rb_head;
+		a->tx_seg = resp ? a->rsp_head : X(st)->rb_head;
 		a->tx_head_len = (uint32_t)hl;
 		a->tx_head_done = false;
 		if (!a->sr.running) {
@@ -708,7 +772,7 @@ static bool ep_body_send(struct http_ext_proc *a)
 	if (why)
 		return ep_error(a, 14, why);
 	EP_INC(a, stream_msgs_sent);
-	a->paused = EP_P_REQ;
+	a->paused = resp ? EP_P_RESP_BODY : EP_P_REQ;
 	if (a->cfg->message_timeout_ms)
 		http_timer_arm(w, &a->timer, a->cfg->message_timeout_ms);
 	return false;
@@ -728,7 +792,7 @@ static bool ep_body_begin(struct http_ext_proc *a)
 		return true;
 	}
 	if (st->state & HTTP_S_REQ_DONE)
-		return ep_body_send(a);
+		return ep_body_send(a, false);
 	a->reading = true;
 	st->state |= HTTP_S_MCP;
 	return false;
@@ -785,6 +849,14 @@ static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_pro
 	return false;
 }
 
+/* Has the response a body (Envoy's end_stream false on its headers)? */
+static bool ep_resp_has_body(const struct http_stream *st)
+{
+	const struct arn_h1_msg *m = &st->resp.m;
+	return !((m->flags & ARN_H1_F_NO_BODY) || st->method == ARN_H1_M_HEAD || m->status == 204 ||
+		 m->status == 304 || ((m->flags & ARN_H1_F_CONTENT_LENGTH) && !m->content_length));
+}
+
 /* The answer to the response's headers (Envoy's handleHeadersResponse on
  * the encoding side): its mutations go on the held head (:status
  * included), kept in the context until the stream ends. @return true
@@ -810,8 +882,12 @@ static bool ep_resp_headers_answer(struct http_ext_proc *a, const struct http_ex
 		a->st->resp.m.status = a->new_status;
 	a->n_up = n;
 	a->resp_edits = true;
-	ep_complete(a);
-	ep_close(a);
+	if (a->rsp_body_buf && ep_resp_has_body(a->st)) {
+		ep_between(a, EP_READ_RESP_BODY); /* the stream stays for the body */
+	} else {
+		ep_complete(a);
+		ep_close(a);
+	}
 	return false;
 }
 
@@ -882,6 +958,68 @@ static bool ep_body_answer(struct http_ext_proc *a, const struct http_ext_proc_r
 	return false;
 }
 
+/* The answer to the response's body (handleBodyResponse on the encoding
+ * side): its header mutations after the headers' answer's (:status as
+ * there), its body_mutation replacing the kept body, content-length the
+ * new length when the response had one (a chunked one stays chunked).
+ * The head and the body are written by the filter's encode_more
+ * (ep_enc_write) once the step runs again. @return true when it
+ * answered the client. */
+static bool ep_resp_body_answer(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
+{
+	struct http_stream *st = a->st;
+	struct arn_h1_msg *m = &st->resp.m;
+	EP_INC(a, stream_msgs_received);
+	if (!ep_tx_done(a)) {
+		EP_INC(a, malformed);
+		return ep_error(a, 13, "answer before the body was sent");
+	}
+	unsigned n = a->resp_edits ? a->n_up : 0;
+	a->new_status = 0;
+	const char *bad =
+	    mutate(a, &r->mut, a->up, &n, 2 * HTTP_EXT_PROC_GRPC_HDRS - 1, EP_MUT_RESP);
+	if (bad || a->overflow) {
+		if (a->overflow)
+			EP_INC(a, overflow);
+		ep_fail_request(a, bad ? bad : "ext_proc_error_mutations_past_arion_bounds");
+		return true;
+	}
+	if (a->new_status)
+		m->status = a->new_status;
+	if (r->has_new_body || r->clear_body) {
+		struct http_worker *w = st->hc->w;
+		uint32_t bl = r->has_new_body ? r->new_body_len : 0;
+		rsp_free(w, a);
+		if (bl && !rsp_keep(w, a, (const char *)r->new_body, bl)) {
+			EP_INC(a, overflow);
+			ep_fail_request(a, "response_buffer_overflow");
+			return true;
+		}
+		if (m->flags & ARN_H1_F_CONTENT_LENGTH) {
+			char num[12];
+			int k = snprintf(num, sizeof(num), "%u", bl);
+			char *v = ep_room(a, (size_t)k);
+			if (!v) {
+				EP_INC(a, overflow);
+				ep_fail_request(a, "ext_proc_error_mutations_past_arion_bounds");
+				return true;
+			}
+			memcpy(v, num, (size_t)k);
+			a->up[n++] = (struct arn_h1_edit){.name = "content-length",
+							  .name_len = 14,
+							  .value = v,
+							  .value_len = (uint32_t)k,
+							  .op = ARN_H1_EDIT_SET};
+			m->content_length = bl;
+		}
+	}
+	a->n_up = n;
+	a->resp_edits = true;
+	ep_complete(a);
+	ep_close(a);
+	return false;
+}
+
 /* An immediate_response (Envoy's sendImmediateResponse): its status
  * (200 unless one of 200 and above), body, headers (the mutation rules
  * checked; failures skip them, as Envoy logs them), grpc-status and
@@ -924,16 +1062,16 @@ static void ep_immediate(struct http_ext_proc *a, const struct http_ext_proc_res
  * A ProcessingMode @p m (its six enums, as sent) overriding the stream's
  * (Envoy's effectiveModeOverride: a header or trailer mode DEFAULT leaves
  * the current one, the body modes are always taken). What Arion builds is
- * taken: the response's headers SEND or SKIP, the request's body NONE or
- * BUFFERED, no response body, trailers DEFAULT or SKIP; an override that
+ * taken: the response's headers SEND or SKIP, the bodies NONE or
+ * BUFFERED, trailers DEFAULT or SKIP; an override that
  * asks for anything else (a streamed body, trailers sent) is ignored
  * whole (Envoy would act on it), as an override allowed_override_modes
  * refuses is. The request's headers' mode is over by then.
  */
 static void ep_mode_override(struct http_ext_proc *a, const uint32_t *m)
 {
-	if ((m[2] != 0 && m[2] != 2) || m[3] != 0 || m[4] == 1 || m[5] == 1 || m[1] > 2 ||
-	    m[4] > 2 || m[5] > 2) {
+	if ((m[2] != 0 && m[2] != 2) || (m[3] != 0 && m[3] != 2) || m[4] == 1 || m[5] == 1 ||
+	    m[1] > 2 || m[4] > 2 || m[5] > 2) {
 		ARN_DEBUG(HTTP, "ext_proc: mode_override asks for a mode Arion does not build: "
 				"ignored");
 		return;
@@ -943,6 +1081,7 @@ static void ep_mode_override(struct http_ext_proc *a, const uint32_t *m)
 	else if (m[1] == 2)
 		a->resp_send = false;
 	a->body_buf = m[2] == 2;
+	a->rsp_body_buf = m[3] == 2;
 }
 
 /* One whole ProcessingResponse (@p msg, @p len bytes) while the request's
@@ -991,6 +1130,10 @@ static bool ep_message(struct http_ext_proc *a, const uint8_t *msg, size_t len, 
 	}
 	if (r.kind == HTTP_EXT_PROC_REQUEST_BODY && a->state == EP_WAIT_REQ_BODY) {
 		*answered = ep_body_answer(a, &r);
+		return true;
+	}
+	if (r.kind == HTTP_EXT_PROC_RESPONSE_BODY && a->state == EP_WAIT_RESP_BODY) {
+		*answered = ep_resp_body_answer(a, &r);
 		return true;
 	}
 	if (r.kind == HTTP_EXT_PROC_RESPONSE_HEADERS && a->state == EP_WAIT_RESP_HEADERS) {
@@ -1063,6 +1206,8 @@ static void ep_after(struct http_ext_proc *a, bool answered)
 			ep_resume(a);
 		else if (p == EP_P_RESP)
 			st->hc->ops->resume_resp_head(st);
+		else if (p == EP_P_RESP_BODY)
+			st->hc->ops->resp_step(st); /* its encode_more writes the response */
 	}
 	http_conn_run(hc);
 }
@@ -1074,7 +1219,7 @@ static void epg_body(struct http_subreq *sr, const char *data, size_t len)
 		return; /* processing is over: the rest is ignored, as Envoy's */
 	if (a->status != 200 || a->bad_ct)
 		return; /* not a gRPC answer: its end says so */
-	if (a->state == EP_IDLE || a->state == EP_READ_REQ_BODY) {
+	if (a->state == EP_IDLE || a->state == EP_READ_REQ_BODY || a->state == EP_READ_RESP_BODY) {
 		/* a message nothing asked for: spurious, the stream ignored
 		 * from now on (as out of turn) */
 		EP_INC(a, spurious_msgs_received);
@@ -1166,12 +1311,14 @@ static void epg_sent(struct http_subreq *sr)
 	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
 	if (ep_orphan(a))
 		return;
-	if (a->state == EP_WAIT_REQ_BODY && (!a->tx_head_done || a->tx_seg)) {
+	if ((a->state == EP_WAIT_REQ_BODY || a->state == EP_WAIT_RESP_BODY) &&
+	    (!a->tx_head_done || a->tx_seg)) {
 		if (ep_tx_pump(a) < 0)
 			ep_after(a, ep_error(a, 14, "stream gone"));
 		return;
 	}
-	if (a->big_owed && (a->state == EP_IDLE || a->state == EP_READ_REQ_BODY)) {
+	if (a->big_owed && (a->state == EP_IDLE || a->state == EP_READ_REQ_BODY ||
+			    a->state == EP_READ_RESP_BODY)) {
 		ep_big_put(a->st->hc->w, a);
 		return;
 	}
@@ -1426,7 +1573,8 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	bool req_send = mode->request_headers == ARN_CFG_EXT_PROC_SEND;
 	bool resp_send = mode->response_headers == ARN_CFG_EXT_PROC_SEND;
 	bool body_buf = mode->request_body_buffered;
-	if (!req_send && !resp_send && !body_buf)
+	bool rsp_body_buf = mode->response_body_buffered;
+	if (!req_send && !resp_send && !body_buf && !rsp_body_buf)
 		return false; /* nothing to send: no stream (Envoy opens it on its first message) */
 	struct http_ext_proc *a = ep_get(w);
 	if (!a) {
@@ -1448,6 +1596,7 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	a->pr = pr;
 	a->resp_send = resp_send;
 	a->body_buf = body_buf;
+	a->rsp_body_buf = rsp_body_buf;
 	a->prev = st->ext_proc; /* an earlier ext_proc filter's, if any */
 	st->ext_proc = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
 	if (!req_send) {
@@ -1467,7 +1616,7 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 			http_rb_send_first(st);
 			return false;
 		}
-		a->state = resp_send ? EP_IDLE : EP_DONE;
+		a->state = resp_send || rsp_body_buf ? EP_IDLE : EP_DONE;
 		return false;
 	}
 	a->big = http_big_get(w);
@@ -1571,10 +1720,27 @@ static int ep_resp_start(struct http_ext_proc *a)
 	return 0;
 }
 
-int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+static const struct http_filter_ops ep_enc_ops;
+
+/* The response's body is to be read whole (response_body_mode BUFFERED):
+ * the filter takes it (HTTP_S_ENC_BODY, st->enc: ep_enc_ops) and holds
+ * the head until it went to the processor and came back (http_filter.h's
+ * -EAGAIN). */
+static void ep_resp_take(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	a->rsp_taken = true;
+	a->state = EP_READ_RESP_BODY;
+	st->enc = &ep_enc_ops;
+	st->enc_state = a;
+	st->state |= HTTP_S_ENC_BODY;
+}
+
+int http_ext_proc_resp_hold(struct http_stream *st)
 {
 	struct http_worker *w = st->hc->w;
-	unsigned n = 0;
+	if (st->state & HTTP_S_LOCAL)
+		return 0; /* local replies go to no processor */
 	/* the contexts from the chain's last ext_proc filter back: Envoy
 	 * encodes in reverse order */
 	for (uint16_t id = st->ext_proc; id && w->idx < ARN_STATS_MAX_WORKERS;) {
@@ -1582,7 +1748,7 @@ int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsi
 		if (!a)
 			break;
 		id = a->prev;
-		if (a->state == EP_IDLE && !(st->state & HTTP_S_LOCAL)) {
+		if (a->state == EP_IDLE && a->resp_send) {
 			int rc = ep_resp_start(a);
 			if (rc == 0)
 				return -EINPROGRESS;
@@ -1590,6 +1756,39 @@ int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsi
 				return -ECANCELED; /* a local reply went instead */
 			continue;
 		}
+		if (a->rsp_taken || (a->state != EP_IDLE && a->state != EP_READ_RESP_BODY))
+			continue;
+		/* response_body_mode BUFFERED, the headers sent or not */
+		if (!a->rsp_body_buf || !ep_resp_has_body(st)) {
+			if (a->state == EP_IDLE) {
+				ep_complete(a);
+				ep_close(a);
+			}
+			continue;
+		}
+		if (st->state & HTTP_S_ENC_BODY) {
+			/* another filter (grpc_web) took the body first: as the
+			 * headers' case, the stream fails (never a response
+			 * the processor was to see, unseen, unless allowed) */
+			if (ep_error(a, 12, "the response's body taken by another filter"))
+				return -ECANCELED;
+			continue;
+		}
+		ep_resp_take(a);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	struct http_worker *w = st->hc->w;
+	unsigned n = 0;
+	for (uint16_t id = st->ext_proc; id && w->idx < ARN_STATS_MAX_WORKERS;) {
+		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
+		if (!a)
+			break;
+		id = a->prev;
 		if (!a->resp_edits)
 			continue;
 		if (a->n_up > cap - n)
@@ -1599,6 +1798,74 @@ int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsi
 	}
 	return (int)n;
 }
+
+/* The response goes to the client: the held head (the filters' edits,
+ * this one's answers' among them), then the kept body. Once. */
+static bool ep_enc_write(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	if (a->rsp_written)
+		return true;
+	a->rsp_written = true;
+	st->hc->ops->write_head(st);
+	if ((st->state & HTTP_S_LOCAL) || !(st->state & HTTP_S_RESP_STARTED))
+		return true;
+	struct http_peer *dn = st->hc->dn;
+	for (struct rte_mbuf *m = a->rsp_head; m; m = m->next) {
+		/* by reference: the mbufs stay until the stream ends */
+		st->tx_body += m->data_len;
+		dn->codec->encode_body(dn, rte_pktmbuf_mtod(m, const char *), m->data_len);
+	}
+	return true;
+}
+
+/* The response's body, kept whole (http_filter.h's encode_body); at its
+ * end it goes to the processor and the filter waits (false: the HCM
+ * holds the END, encode_more says when it is out). */
+static bool ep_enc_body(struct http_stream *st, const char *data, size_t len, bool end)
+{
+	struct http_ext_proc *a = st->enc_state;
+	struct http_worker *w = st->hc->w;
+	if (!end) {
+		if (!rsp_keep(w, a, data, len)) {
+			/* Envoy's encoder buffer limit, the head not sent: 500 */
+			if ((uint64_t)a->rsp_bytes + len > HTTP_EXT_PROC_BODY_MAX)
+				HTTP_INC(st->hc, rs_too_large);
+			else
+				EP_INC(a, overflow);
+			ep_complete(a);
+			ep_close(a);
+			ep_reply(a, 500, NULL, 0, "response_payload_too_large", NULL, 0);
+			return false;
+		}
+		return true;
+	}
+	if (a->state == EP_READ_RESP_BODY) {
+		bool answered = ep_body_send(a, true);
+		if (answered || a->state == EP_WAIT_RESP_BODY)
+			return false;
+	}
+	if (a->state == EP_WAIT_RESP_BODY)
+		return false;
+	return ep_enc_write(a);
+}
+
+static bool ep_enc_more(struct http_stream *st)
+{
+	struct http_ext_proc *a = st->enc_state;
+	if (a->state == EP_WAIT_RESP_BODY || a->state == EP_READ_RESP_BODY ||
+	    (st->state & HTTP_S_LOCAL))
+		return false; /* the processor's answer steps the stream */
+	return ep_enc_write(a);
+}
+
+/* Not in the filter table: st->enc of a response whose body ext_proc
+ * reads (ep_resp_take) */
+static const struct http_filter_ops ep_enc_ops = {
+    .name = "ext_proc",
+    .encode_body = ep_enc_body,
+    .encode_more = ep_enc_more,
+};
 
 /* The context reading @p st's body, or NULL. */
 static struct http_ext_proc *ep_reader(const struct http_stream *st)
@@ -1650,7 +1917,7 @@ void http_ext_proc_body_end(struct http_stream *st)
 	st->state &= ~HTTP_S_MCP;
 	bool answered = false;
 	if (a->state == EP_READ_REQ_BODY)
-		answered = ep_body_send(a);
+		answered = ep_body_send(a, false);
 	if (answered || a->state == EP_WAIT_REQ_BODY || (st->state & HTTP_S_LOCAL))
 		return; /* its answer resumes it */
 	/* processing ended while the body came (failure_mode_allow, a

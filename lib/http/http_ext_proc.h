@@ -89,6 +89,14 @@ size_t http_ext_proc_resume_at(const struct http_stream *st);
  * not sent to the processor.
  */
 int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+/**
+ * Before any response edit: does an ext_proc filter hold @p st's response
+ * head? -EINPROGRESS: its headers went to the processor (as above);
+ * -EAGAIN: response_body_mode BUFFERED, the filter took the body
+ * (HTTP_S_ENC_BODY) and writes head and body once the processor answered;
+ * -ECANCELED: a local reply went instead; 0: none.
+ */
+int http_ext_proc_resp_hold(struct http_stream *st);
 /** Is an ext_proc filter reading @p st's body (request_body_mode
  * BUFFERED: http_ext_proc_body takes it)? */
 bool http_ext_proc_reading(const struct http_stream *st);

@@ -139,6 +139,8 @@ static const struct http_conn_ops stream_ops = {
     .reset = stream_op_reset,
     .resume_head = http_hcm_resume_head,
     .resume_resp_head = http_hcm_resume_resp_head,
+    .resp_step = http_resp_step,
+    .write_head = http_hcm_write_head,
 };
 
 /* A new stream (HEADERS opening it): a block and a request buffer from the

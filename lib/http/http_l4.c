@@ -243,6 +243,13 @@ static int session_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned
 
 int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
+	if (st->ext_proc) {
+		/* ext_proc holds the head first (its processor's answer, or
+		 * the response's body read whole), before edits take text */
+		int h = http_ext_proc_resp_hold(st);
+		if (h < 0)
+			return h;
+	}
 	int k = resp_edits(st, e, cap);
 	/* a stateful session's Set-Cookie or header */
 	if (k >= 0 && st->res && st->ss_from) {
@@ -267,9 +274,8 @@ int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned c
 		k = j < 0 ? j : k + j;
 	}
 	if (k >= 0 && st->ext_proc) {
-		/* ext_proc's response_headers mutations, last (Envoy's
-		 * processor sees the route's headers and has the last word);
-		 * or -EINPROGRESS: the head waits for the processor */
+		/* ext_proc's answers' mutations, last (Envoy's processor
+		 * has the last word) */
 		int j = http_ext_proc_resp_edits(st, e + k, cap - (unsigned)k);
 		k = j < 0 ? j : k + j;
 	}

@@ -431,6 +431,12 @@ struct http_conn_ops {
 	/* A filter that held the upstream's response head (ext_proc's
 	 * response_headers) lets it go on (http_hcm_resume_resp_head). */
 	void (*resume_resp_head)(struct http_stream *st);
+	/* A filter that held the response's body (ext_proc's buffered
+	 * response_body) has the response go on (http_resp_step). */
+	void (*resp_step)(struct http_stream *st);
+	/* A filter that read the response's body whole before its head
+	 * has the head written now (http_hcm_write_head). */
+	void (*write_head)(struct http_stream *st);
 };
 
 /* The request edits a connection keeps for its next request (struct

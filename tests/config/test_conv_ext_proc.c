@@ -133,7 +133,13 @@ static void test_ext_proc_model(void **state)
 		     HCM(EP(SVC ",\"processing_mode\":{\"request_body_mode\":\"BUFFERED\"}"), "")));
 	f = hcm0()->http_filter_cfgs[0];
 	assert_true(f->mode.request_body_buffered);
+	assert_false(f->mode.response_body_buffered);
 	assert_false(f->allow_mode_override);
+	/* response_body_mode BUFFERED (fails before: refused, "not built") */
+	tc_ok(L, LISTENER(HCM(EP(SVC ",\"processing_mode\":{\"response_body_mode\":\"BUFFERED\"}"),
+			      "")));
+	assert_true(((const struct arn_cfg_ext_proc *)hcm0()->http_filter_cfgs[0])
+			->mode.response_body_buffered);
 	/* allow_mode_override (fails before: refused, "not supported by
 	 * Arion yet") */
 	tc_ok(L, LISTENER(HCM(EP(SVC "," SKIP_RESP ",\"allow_mode_override\":true"), "")));
@@ -160,8 +166,8 @@ static void test_ext_proc_refusals(void **state)
 		 "\"request_body_mode\":\"STREAMED\"}",
 	     "processing_mode.request_body_mode: STREAMED: not built by Arion"},
 	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SKIP\","
-		 "\"response_body_mode\":\"BUFFERED\"}",
-	     "processing_mode.response_body_mode: BUFFERED: not built by Arion"},
+		 "\"response_body_mode\":\"BUFFERED_PARTIAL\"}",
+	     "processing_mode.response_body_mode: BUFFERED_PARTIAL: not built by Arion"},
 	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SKIP\","
 		 "\"response_body_mode\":\"STREAMED\"}",
 	     "processing_mode.response_body_mode: STREAMED: not built by Arion"},

@@ -1785,6 +1785,120 @@ static void test_ext_proc_response_held(void **state)
 	unlink(path);
 }
 
+/*
+ * response_body_mode BUFFERED (Envoy AI Gateway's response side): the
+ * response's body is read whole (the head held), sent as one
+ * response_body (end_of_stream) on the same stream after the
+ * response_headers exchange, and the answer's body_mutation replaces it:
+ * content-length the new length, its header mutations and the headers'
+ * answer's on the head; a chunked response stays chunked, its body
+ * replaced; a response without a body sends no body message. Fails
+ * before: the listener is refused (response_body_mode BUFFERED "not
+ * built").
+ */
+static void test_ext_proc_response_body(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t m[2048], msg[1024], mut[256];
+	size_t mn, n, k;
+	uint32_t sid;
+	struct peer *a = NULL;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep11.%d.log", (int)getpid());
+	ep_begin_pm(path, ",\"response_body_mode\":\"BUFFERED\"");
+	/* make it response_header_mode SEND too */
+	hh_end();
+	{
+		char json[8192], out[8192];
+		snprintf(json, sizeof(json), EP_LISTENER, path, "");
+		char *at = strstr(json, "\"response_header_mode\":\"SKIP\"");
+		assert_non_null(at);
+		memcpy(at + 24, "SEND", 4);
+		size_t head = (size_t)(at - json) + 29;
+		snprintf(out, sizeof(out), "%.*s%s%s", (int)head, json,
+			 ",\"response_body_mode\":\"BUFFERED\"", json + head);
+		hh_begin(1);
+		hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+		hh_apply(ARN_TYPE_URL_LISTENER, out);
+		hh_cfg_changed = true;
+		hh_settle();
+		hh_open(0, 82);
+		hh_settle();
+	}
+	uint64_t sent0 = ep_stat(ARN_EXT_PROC_stream_msgs_sent),
+		 recv0 = ep_stat(ARN_EXT_PROC_stream_msgs_received);
+	/* 1. a content-length body replaced */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *u = held_setup("GET /rb HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, true);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	assert_int_equal(m[0], 3 << 3 | 2); /* response_headers */
+	n = 0;
+	set_hdr(mut, &n, "x-h", "1", 2, -1);
+	k = headers_answer(msg, 2, mut, n);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	assert_int_equal(hh_client(0)->log_len, mark); /* still held: the body */
+	assert_true(ep_nth(a, sid, 2, m, sizeof(m), &mn));
+	static const uint8_t body_msg[] = {0x42, 0x00, 5 << 3 | 2, 9,	0x10, 0x01, 0x0a,
+					   5,	 'h',  'e',	   'l', 'l',  'o'};
+	assert_int_equal(mn, sizeof(body_msg));
+	assert_memory_equal(m, body_msg, sizeof(body_msg));
+	n = 0;
+	set_hdr(mut, &n, "x-b", "2", 2, -1);
+	k = body_answer(msg, mut, n, "HELLO, WORLD");
+	msg[0] = 4 << 3 | 2; /* ProcessingResponse.response_body */
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strcasestr(r, "content-length: 12\r\n") ||
+	    strcasestr(r, "content-length: 5") || !strstr(r, "x-h: 1\r\n") ||
+	    !strstr(r, "x-b: 2\r\n") || !strstr(r, "\r\n\r\nHELLO, WORLD"))
+		fail_msg("the client got: %s", r);
+	assert_true(h2_read(a, sid, m, sizeof(m), &mn).end_stream);
+	/* 2. a chunked response: chunked still, the body replaced */
+	mark = hh_client(0)->log_len;
+	u = held_setup("GET /ch HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, false);
+	send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	k = headers_answer(msg, 2, NULL, 0);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 2, m, sizeof(m), &mn));
+	assert_non_null(memmem(m, mn,
+			       "\x0a\x03"
+			       "abc",
+			       5));
+	k = body_answer(msg, NULL, 0, "xyzw");
+	msg[0] = 4 << 3 | 2;
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "chunked") || !strstr(r, "xyzw") ||
+	    strstr(r, "abc"))
+		fail_msg("the client got: %s", r);
+	/* 3. no body: no body message */
+	mark = hh_client(0)->log_len;
+	u = held_setup("GET /nb HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, false);
+	send_str(u, "HTTP/1.1 204 No Content\r\n\r\n");
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	k = headers_answer(msg, 2, NULL, 0);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 204 No Content\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_false(ep_nth(a, sid, 2, m, sizeof(m), &mn));
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_sent) - sent0, 8);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_received) - recv0, 8);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r;
@@ -1845,6 +1959,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_request_body),
 	    cmocka_unit_test(test_ext_proc_mode_override),
 	    cmocka_unit_test(test_ext_proc_response_held),
+	    cmocka_unit_test(test_ext_proc_response_body),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
