@@ -19,7 +19,8 @@
 // set, the upstream's x-secret removed, :status 202. On a request's body
 // (BUFFERED): the body upper-cased with " [processed]" after it, and
 // x-body-len: its length set. The upstream's answer ends with the body
-// it got on /body paths.
+// it got on /body paths. On a response's body (BUFFERED): " [resp]"
+// appended.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -56,8 +57,11 @@ function process_(call) {
     fs.appendFileSync(log, JSON.stringify({
       kind: req.request,
       headers: hs,
-      eos: !!((hm && hm.end_of_stream) || (req.request_body && req.request_body.end_of_stream)),
-      body: req.request_body ? Buffer.from(req.request_body.body || '', 'base64').toString() : undefined,
+      eos: !!((hm && hm.end_of_stream) || (req.request_body && req.request_body.end_of_stream) ||
+        (req.response_body && req.response_body.end_of_stream)),
+      body: req.request_body ? Buffer.from(req.request_body.body || '', 'base64').toString()
+        : req.response_body ? Buffer.from(req.response_body.body || '', 'base64').toString()
+          : undefined,
       tenant: md.length ? String(md[0]) : null,
     }) + '\n');
     if (req.request_body) {
@@ -71,6 +75,15 @@ function process_(call) {
             },
             body_mutation: { body: Buffer.from(b.toUpperCase() + ' [processed]') },
           },
+        },
+      });
+      return;
+    }
+    if (req.response_body) {
+      const b = Buffer.from(req.response_body.body || '', 'base64').toString();
+      call.write({
+        response_body: {
+          response: { body_mutation: { body: Buffer.from(b.replace(/\n$/, '') + ' [resp]\n') } },
         },
       });
       return;

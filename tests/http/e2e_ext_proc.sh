@@ -16,7 +16,10 @@
 # the body after it; on a route with request_body_mode BUFFERED the
 # body goes to the processor whole (request_body, end_of_stream) and its
 # body_mutation replaces it upstream, content-length the new length
-# (HTTP/1.1 with a length, chunked, HTTP/2); the counters say so.
+# (HTTP/1.1 with a length, chunked, HTTP/2); with response_body_mode
+# BUFFERED the upstream's body goes to the processor whole after its head
+# and the client gets the processor's body with its length; the counters
+# say so.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -102,5 +105,15 @@ expect "request body, chunked: framed by its new length" "$body" \
 body=$(cc --http2-prior-knowledge -D "$h" -X POST --data-binary 'h2 body' "http://$us/body/3")
 expect "request body, HTTP/2 client: replaced" "$body" "body=H2 BODY \[processed\]$"
 expect "stream_msgs_sent (2 a /body request)" "$(stat http.ep.ext_proc.stream_msgs_sent)" "^15$"
+body=$(cc -D "$h" "http://$us/rbody/1")
+expect "response body: replaced" "$body" "^got alice - .* \[resp\]$"
+expect "response body: the head's mutations" "$(hdr "$h" x-proc)" "x-proc: seen"
+expect "response body: content-length the new length" "$(hdr "$h" content-length)" \
+	"content-length: $((${#body} + 1))"
+c=$(grep '"kind":"response_body"' "$log" | head -1)
+expect "message: response_body, whole, end_of_stream" "$c" '"eos":true,"body":"got alice'
+body=$(cc --http2-prior-knowledge -D "$h" "http://$us/rbody/h2")
+expect "response body, HTTP/2 client: replaced" "$body" "^got alice - .* \[resp\]$"
+expect "stream_msgs_sent (3 a /rbody request)" "$(stat http.ep.ext_proc.stream_msgs_sent)" "^21$"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
