@@ -7,6 +7,7 @@
 
 #include "arn_tls.h"
 #include "http_access_log.h"
+#include "http_int.h"
 #include "http_stream.h"
 
 /* A message's headers for the access log; a response's with @p svc, the
@@ -79,6 +80,20 @@ static int peer_field(const void *arg, enum arn_access_peer what, char *buf, siz
 				(long long)(what == ARN_ACCESS_PEER_V_START ? a : b));
 	}
 	return -ENOENT;
+}
+
+/* A listener with original_ip_detection_extensions: %DOWNSTREAM_REMOTE_
+ * ADDRESS% is the address detected (port 0, as Envoy's parsed one), the
+ * TCP peer stays %DOWNSTREAM_DIRECT_REMOTE_ADDRESS% (downstream_direct_
+ * remote, set above). */
+static void __attribute__((noinline))
+detected_remote(struct arn_access_record *rec, const struct http_stream *st)
+{
+	const struct http_conn *hc = st->hc;
+	uint32_t a = http_client_addr(hc->hcm, &st->req.m, hc->raddr, NULL);
+	if (a == hc->raddr)
+		return;
+	rec->downstream_remote = (struct arn_access_addr){a, 0};
 }
 
 void http_access_record(struct http_stream *st, struct arn_access_record *rec)
@@ -160,6 +175,8 @@ void http_access_record(struct http_stream *st, struct arn_access_record *rec)
 	rec->bytes_sent = st->tx_body;
 	rec->downstream_remote = (struct arn_access_addr){hc->raddr, hc->rport};
 	rec->downstream_direct_remote = (struct arn_access_addr){hc->draddr, hc->drport};
+	if (__builtin_expect(hc->hcm && hc->hcm->n_ip_detect, 0) && have_req)
+		detected_remote(rec, st);
 	rec->downstream_local = (struct arn_access_addr){hc->laddr, hc->lport};
 	if (st->ep_addr)
 		rec->upstream_host = (struct arn_access_addr){st->ep_addr, st->ep_port};

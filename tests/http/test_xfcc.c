@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -152,6 +153,10 @@ static void test_xfcc_forward_modes_on_plain_text(void **state)
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
 	"\"typed_config\":{" AT_("filters.network.http_connection_manager.v3."                     \
 	"HttpConnectionManager") ",\"stat_prefix\":\"ipd\",\"generate_request_id\":false,"           \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{"                                          \
+	AT_("access_loggers.file.v3.FileAccessLog") ",\"path\":\"%s\",\"log_format\":{"               \
+	"\"text_format_source\":{\"inline_string\":\"%%DOWNSTREAM_REMOTE_ADDRESS%% "                    \
+	"%%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%% %%RESPONSE_CODE%%\\n\"}}}}],"             \
 	"\"original_ip_detection_extensions\":[{\"name\":\"envoy.extensions.http.original_ip_"      \
 	"detection.custom_header\",\"typed_config\":{"                                              \
 	AT_("http.original_ip_detection.custom_header.v3.CustomHeaderConfig") ","                  \
@@ -172,8 +177,12 @@ static void test_xfcc_forward_modes_on_plain_text(void **state)
 static void test_ipd_on_the_listener(void **state)
 {
 	(void)state;
+	char path[64], json[8192];
+	snprintf(path, sizeof(path), "/tmp/arn_test_xfcc.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), LSN_IPD, path);
 	hh_begin(1);
-	hh_apply(ARN_TYPE_URL_LISTENER, LSN_IPD);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
 	hh_cfg_changed = true;
 	hh_settle();
 	hh_open(0, 82);
@@ -192,6 +201,19 @@ static void test_ipd_on_the_listener(void **state)
 	if (!memmem(c->log + l0, c->log_len - l0, "HTTP/1.1 403 ", 13))
 		fail_msg("the client got: %.*s", (int)(c->log_len - l0), c->log + l0);
 	hh_end();
+	/* the access log: the detected address (port 0, as Envoy's), the
+	 * peer as the direct one; the refused request has none detected */
+	arn_access_log_drain();
+	char log[1024];
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, sizeof(log) - 1, f);
+	fclose(f);
+	unlink(path);
+	log[n] = 0;
+	if (!strstr(log, "198.51.100.4:0 198.18.0.100 200\n") || !strstr(log, "198.18.0.100:") ||
+	    !strstr(log, " 421\n") || !strstr(log, "203.0.113.9:0 198.18.0.100 403\n"))
+		fail_msg("the access log:\n%s", log);
 }
 
 static void no_own(struct hh_rd *r, uint8_t op)
