@@ -825,10 +825,11 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	x->internal = internal;
 	bool edge = h->use_remote_address && !internal;
 
-	/* X-Forwarded-For: the edge appends the address that connected */
+	/* X-Forwarded-For: the edge appends the address that connected,
+	 * unless skip_xff_append (Envoy's transparent mode: as received) */
 	x->xff = NULL;
 	x->xff_len = 0;
-	if (h->use_remote_address) {
+	if (h->use_remote_address && !h->skip_xff_append) {
 		int k = ip4_fmt(x->raddr, tmp, sizeof(tmp));
 		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
 		if (!v || edit_push_id(&ed, ARN_H1_EDIT_APPEND_VALUE, ARN_H1_H_X_FORWARDED_FOR,

@@ -537,6 +537,46 @@ static void test_internal_address_config(void **state)
 			       0xc61200ff));
 }
 
+/* skip_xff_append with use_remote_address: X-Forwarded-For goes as the
+ * client sent it (Envoy's transparent mode), the peer still the client
+ * address and x-forwarded-proto still set. */
+static void test_skip_xff_append(void **state)
+{
+	(void)state;
+	for (int skip = 0; skip < 2; skip++) {
+		const struct arn_h1_msg *m = NULL;
+		struct req r;
+		snprintf(r.buf, sizeof(r.buf), "%s",
+			 "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n");
+		arn_h1_msg_init(&r.m, r.h, 16);
+		arn_h1_parser_init(&r.p, ARN_H1_REQUEST, NULL, &r.m);
+		struct arn_h1_ev ev;
+		assert_true(arn_h1_parse(&r.p, r.buf, strlen(r.buf), &ev) > 0);
+		m = &r.m;
+		struct arn_cfg_hcm h;
+		memset(&h, 0, sizeof(h));
+		h.use_remote_address = true;
+		h.skip_xff_append = skip;
+		struct http_req_ctx x = {
+		    .hcm = &h, .raddr = 0xc6120001, .text = text, .text_cap = sizeof(text)};
+		struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+		int n = http_req_edits(&x, m, e, ARN_H1_MAX_EDITS);
+		assert_true(n >= 0);
+		char out[2048];
+		struct arn_h1_wbuf w;
+		arn_h1_wbuf_init(&w, out, sizeof(out) - 1, NULL, NULL);
+		assert_int_equal(arn_h1_write_headers(&w, m, e, (unsigned)n, ARN_H1_W_DROP_HOP), 0);
+		out[w.len] = 0;
+		const char *want = skip ? "X-Forwarded-For: 203.0.113.7\r\n"
+					: "X-Forwarded-For: 203.0.113.7,198.18.0.1\r\n";
+		if (!strstr(out, want) || !strstr(out, "x-forwarded-proto: http\r\n"))
+			fail_msg("skip_xff_append %d:\n%s", skip, out);
+		assert_int_equal(x.client_addr, 0xc6120001);
+		assert_int_equal(x.xff_len,
+				 skip ? 11 : 10); /* the received one, or the address appended */
+	}
+}
+
 /* ---- original_ip_detection_extensions (http_ip_detect) ------------------ */
 
 static struct req ipd_req;
@@ -722,6 +762,7 @@ int main(void)
 	    cmocka_unit_test(test_xfcc_append_and_set),
 	    cmocka_unit_test(test_rfc1918_peer_is_external_by_default),
 	    cmocka_unit_test(test_internal_address_config),
+	    cmocka_unit_test(test_skip_xff_append),
 	    cmocka_unit_test(test_ipd_xff_envoy_vectors),
 	    cmocka_unit_test(test_ipd_custom_header),
 	    cmocka_unit_test(test_ipd_internal_edits),
