@@ -56,6 +56,7 @@ YAML
                 "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext
                 common_tls_context:
                   tls_certificate_sds_secret_configs: [ { name: srv } ]
+                  alpn_protocols: [ h2, http/1.1 ]
                   validation_context_sds_secret_config: { name: client-ca }
                 require_client_certificate: true
 YAML
@@ -143,6 +144,8 @@ want=$(expect cert,chain,subject,uri,dns)
 o=$(get 9443 -H "x-forwarded-client-cert: $SPOOF")
 [ "$o" = "$want" ] && ok "SANITIZE_SET: the element as Envoy writes it (${#o} bytes), the client's replaced" ||
 	bad "SANITIZE_SET: got '$o' want '$want' $(cat "$TOPO_DIR/curl.err")"
+o=$(get 9443 --http2 -o /dev/null -w '%{http_version}')
+[ "$o" = 2 ] && ok "HTTP/2 by ALPN" || bad "curl --http2 spoke HTTP/$o"
 o=$(get 9443 --http2 -H "x-forwarded-client-cert: $SPOOF")
 [ "$o" = "$want" ] && ok "SANITIZE_SET over HTTP/2: the same" || bad "SANITIZE_SET over HTTP/2: got '$o'"
 
@@ -157,6 +160,9 @@ o=$(get 9444)
 o=$(get 9445 -H "x-forwarded-client-cert: $SPOOF")
 [ "$o" = "-" ] && ok "SANITIZE (default) on mTLS: the client's header removed" ||
 	bad "SANITIZE: the upstream got '$o'"
+o=$(get 9445 --http2 -H "x-forwarded-client-cert: $SPOOF" -H "X-Forwarded-Client-Cert: Hash=00")
+[ "$o" = "-" ] && ok "SANITIZE over HTTP/2: both of the client's fields removed" ||
+	bad "SANITIZE over HTTP/2: the upstream got '$o'"
 
 o=$(ip netns exec "$cns" curl -sS --max-time 10 -H "x-forwarded-client-cert: $SPOOF" \
 	"http://$us:8080/" 2>"$TOPO_DIR/curl.err") || o="ERR$?"
