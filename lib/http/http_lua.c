@@ -22,39 +22,13 @@
 #include "http_int.h"
 #include "http_local.h"
 #include "http_lua.h"
+#include "http_lua_int.h"
 #include "http_filter.h"
 #include "http_rb.h"
 #include "http_req_kept.h"
 #include "http_stream.h"
 #include "http_worker.h"
 
-#define SLOTS (ARN_STATS_MAX_WORKERS + 1u)
-
-struct http_lua_vm {
-	lua_State *L;
-	struct arn_lua_mem mem;
-	int ref_req, ref_resp; /* LUA_NOREF: the script has none */
-	uint64_t serial;       /* the current call's (objects of other calls are dead) */
-	uint64_t n_errors;     /* script errors of this state (the log's 1st, 2nd, 4th, ...) */
-	struct lua_call *cur;  /* the call running, or NULL */
-	bool failed;	       /* its state could not be made: the script never runs */
-	unsigned pins;	       /* calls waiting for a body (never closed while any) */
-};
-
-/* A worker's states of route scripts (LuaPerRoute source_code), found by
- * the script's uid; the least recently used one is closed for a new one. */
-struct http_lua_rcache {
-	uint64_t tick;
-	uint64_t uid[HTTP_LUA_ROUTE_STATES];
-	uint64_t used[HTTP_LUA_ROUTE_STATES];
-	struct http_lua_vm *vm[HTTP_LUA_ROUTE_STATES];
-};
-
-struct http_lua_frt {
-	const struct arn_cfg_lua *cfg;
-	struct http_lua_vm **vms;	   /* [slot * n_scripts + script idx], NULL until needed */
-	struct http_lua_rcache *rc[SLOTS]; /* per worker slot, NULL until needed */
-};
 
 /* A line a script added. */
 struct lua_add {
@@ -107,50 +81,6 @@ struct lua_obj {
 
 /* ---- control lcore ------------------------------------------------------------------------- */
 
-void http_lua_hrt_init(struct http_hcm_rt *r, size_t i, const struct arn_cfg_lua *f)
-{
-	if (i >= HTTP_MAX_FILTER_STATS)
-		return;
-	struct http_lua_frt *t = calloc(1, sizeof(*t));
-	/* routes may bring scripts of their own: the table is made anyway */
-	struct http_lua_vm **v =
-	    t ? calloc((size_t)SLOTS * (f->n_scripts ? f->n_scripts : 1), sizeof(*v)) : NULL;
-	if (!v) {
-		free(t);
-		ARN_ERR(HTTP, "lua: no memory for filter %zu's states: its scripts do not run", i);
-		return;
-	}
-	t->cfg = f;
-	t->vms = v;
-	r->lua[i] = t;
-}
-
-static void vm_free(struct http_lua_vm *vm)
-{
-	if (!vm)
-		return;
-	arn_lua_close(vm->L);
-	free(vm);
-}
-
-void http_lua_hrt_fini(struct http_hcm_rt *r)
-{
-	for (size_t i = 0; i < HTTP_MAX_FILTER_STATS; i++) {
-		struct http_lua_frt *t = r->lua[i];
-		if (!t)
-			continue;
-		for (size_t k = 0; k < (size_t)SLOTS * t->cfg->n_scripts; k++)
-			vm_free(t->vms[k]);
-		for (size_t k = 0; k < SLOTS; k++) {
-			for (size_t j = 0; t->rc[k] && j < HTTP_LUA_ROUTE_STATES; j++)
-				vm_free(t->rc[k]->vm[j]);
-			free(t->rc[k]);
-		}
-		free(t->vms);
-		free(t);
-		r->lua[i] = NULL;
-	}
-}
 
 /* ---- objects ------------------------------------------------------------------------------- */
 
@@ -989,7 +919,7 @@ static struct http_lua_vm *route_vm(struct http_stream *st, size_t i, struct htt
 		if (!any)
 			return NULL;
 		k = old;
-		vm_free(rc->vm[k]);
+		http_lua_vm_free(rc->vm[k]);
 		rc->uid[k] = s->uid;
 		rc->vm[k] = vm_make(st, i, s);
 	}
