@@ -718,9 +718,11 @@ static void enqueue(struct http_otel_worker *o, const struct arn_cfg_listener *l
 		    const struct arn_cfg_tracing *t, const uint8_t *span, size_t len)
 {
 	struct http_worker *w = o->hc.w;
-	/* the export's local address: a listener's of this worker, as a
-	 * client's connection lends its own to ext_authz's checks */
+	/* the export's local address: a listener's of this worker (TCP's,
+	 * not a PROXY header's), as a client's connection lends its own to
+	 * ext_authz's checks; sub-requests connect from sladdr */
 	o->hc.laddr = hc_laddr;
+	o->hc.sladdr = hc_laddr;
 	if (o->qn && o->t != t && !same_exporter(o->t, t)) {
 		/* another configuration's spans go in another export */
 		flush(o);
@@ -916,7 +918,7 @@ void http_otel_finish(struct http_stream *st)
 		otel_count(w, ARN_OTEL_spans_dropped, 1);
 		return;
 	}
-	enqueue(o, hc->lsn, hc->laddr, t, o->span, len);
+	enqueue(o, hc->lsn, hc->sladdr, t, o->span, len);
 }
 
 int http_otel_worker_init(struct http_worker *w)
