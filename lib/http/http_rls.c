@@ -537,11 +537,13 @@ bool http_rls_step(struct http_stream *st, size_t i, const struct arn_cfg_rls *f
 	struct http_worker *w = hc->w;
 	if (st->rls)
 		return false; /* its call let it on: the walk goes on past it */
-	/* request_type: Envoy's isEnvoyInternalRequest (x-envoy-internal: true) */
+	/* request_type: Envoy's isEnvoyInternalRequest reads x-envoy-internal
+	 * after its connection manager removed a client's and set its own:
+	 * whether the manager counts the request internal (http_client_addr,
+	 * as the router does), never the header the client sent */
 	if (f->request_type != ARN_CFG_RLS_BOTH) {
-		int k = arn_h1_find(&st->req.m, "x-envoy-internal", 16, 0);
-		bool internal = k >= 0 && st->req.m.hdrs[k].value_len == 4 &&
-				memcmp(st->req.m.hdrs[k].value, "true", 4) == 0;
+		bool internal;
+		http_client_addr(hc->hcm, &st->req.m, hc->raddr, &internal);
 		if (internal != (f->request_type == ARN_CFG_RLS_INTERNAL))
 			return false;
 	}

@@ -69,5 +69,14 @@ expect "over_limit counted" "$(stat cluster.echo.ratelimit.over_limit)" "^1$"
 expect "error counted" "$(stat cluster.echo.ratelimit.error)" "^1$"
 expect "failure_mode_allowed counted" "$(stat cluster.echo.ratelimit.failure_mode_allowed)" "^1$"
 expect "the calls went over HTTP/2" "$(stat cluster.rls.upstream_cx_http2_total)" "^[1-9]"
+# request_type external (listener :81): whether a request is internal is
+# the connection manager's answer, never the client's own header (Envoy
+# removes a client's x-envoy-internal before its filters run)
+n0=$(wc -l <"$log")
+expect "request_type external: an external client's request is limited" \
+	"$(cc "http://$us:81/x")" "^got ok$"
+expect "request_type external: a client's x-envoy-internal: true changes nothing" \
+	"$(cc -H "x-envoy-internal: true" "http://$us:81/y")" "^got ok$"
+expect "request_type external: both called the service" "$(($(wc -l <"$log") - n0))" "^2$"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
