@@ -1899,6 +1899,49 @@ static void test_ext_proc_response_body(void **state)
 	unlink(path);
 }
 
+/* A processor that answers the request's body before it could have read
+ * it all (100 KB, past the HTTP/2 stream's 64 KiB window it never
+ * opens): the kept body is still sent by reference, so the answer is not
+ * applied (its body_mutation would free what the transport reads): the
+ * stream fails, 500 (malformed), its context back; ASan sees no use
+ * after free. */
+static void test_ext_proc_body_answered_early(void **state)
+{
+	(void)state;
+	char path[64], r[2048];
+	uint8_t m[2048], msg[512];
+	size_t mn, k;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep12.%d.log", (int)getpid());
+	ep_begin_pm(path, ",\"request_body_mode\":\"BUFFERED\"");
+	uint64_t mal0 = ep_stat(ARN_EXT_PROC_malformed);
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *a =
+	    ep_request("POST /early HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n", m,
+		       sizeof(m), &mn, &sid, NULL);
+	assert_non_null(a);
+	hh_send(hh_client(0), NULL, 100000, 0);
+	hh_settle();
+	k = headers_answer(msg, 1, NULL, 0);
+	ep_answer(a, true, sid, msg, k);
+	hh_advance(10);
+	assert_int_equal(hh_client(0)->log_len, mark);
+	size_t an;
+	static uint8_t all[200000];
+	h2_read(a, sid, all, sizeof(all), &an);
+	assert_true(an > 1000 && an < 100000); /* part of the body, not all */
+	k = body_answer(msg, NULL, 0, "X");
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_malformed) - mal0, 1);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r;
@@ -1960,6 +2003,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_mode_override),
 	    cmocka_unit_test(test_ext_proc_response_held),
 	    cmocka_unit_test(test_ext_proc_response_body),
+	    cmocka_unit_test(test_ext_proc_body_answered_early),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
