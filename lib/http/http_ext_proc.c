@@ -1784,6 +1784,11 @@ int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsi
 {
 	struct http_worker *w = st->hc->w;
 	unsigned n = 0;
+	/* a local reply (one that replaced the response the answers were
+	 * for) takes none of them: not its status, not a body answer's
+	 * content-length beside its own */
+	if (st->state & HTTP_S_LOCAL)
+		return 0;
 	for (uint16_t id = st->ext_proc; id && w->idx < ARN_STATS_MAX_WORKERS;) {
 		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
 		if (!a)

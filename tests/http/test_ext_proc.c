@@ -1892,8 +1892,26 @@ static void test_ext_proc_response_body(void **state)
 	if (!strstr(r, "HTTP/1.1 204 No Content\r\n"))
 		fail_msg("the client got: %s", r);
 	assert_false(ep_nth(a, sid, 2, m, sizeof(m), &mn));
-	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_sent) - sent0, 8);
-	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_received) - recv0, 8);
+	/* 4. no answer for the body: 504, the upstream's body never out, a
+	 * local reply that takes none of the upstream response's mutations */
+	mark = hh_client(0)->log_len;
+	u = held_setup("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, false);
+	send_str(u, OK5);
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	n = 0;
+	set_hdr(mut, &n, "x-h", "1", 2, -1);
+	k = headers_answer(msg, 2, mut, n);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 2, m, sizeof(m), &mn));
+	hh_advance(250);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 504 Gateway Timeout\r\n") || strstr(r, "x-h") ||
+	    strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_sent) - sent0, 11);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_received) - recv0, 10);
 	assert_int_equal(http_ext_proc_in_use(worker()), 0);
 	hh_end();
 	unlink(path);
@@ -1937,6 +1955,64 @@ static void test_ext_proc_body_answered_early(void **state)
 	if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
 		fail_msg("the client got: %s", r);
 	assert_int_equal(ep_stat(ARN_EXT_PROC_malformed) - mal0, 1);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
+/* A local reply that replaces a response ext_proc answered for takes
+ * none of its answers' mutations (Envoy's sendLocalReply builds new
+ * headers): here the body's answer never comes (504) after the headers'
+ * answer set x-h, in a chain whose header_mutation filter has local
+ * replies take the filters' response edits. Fails before: the 504
+ * carried x-h: 1 (and a body answer's content-length would have gone
+ * beside the reply's own). */
+static void test_ext_proc_local_reply_clean(void **state)
+{
+	(void)state;
+	char path[64], json[8192], out[8192], r[4096];
+	uint8_t m[2048], msg[512], mut[256];
+	size_t mn, n, k;
+	uint32_t sid;
+	struct peer *a = NULL;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep13.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), EP_LISTENER, path, "");
+	char *at = strstr(json, "\"response_header_mode\":\"SKIP\"");
+	assert_non_null(at);
+	memcpy(at + 24, "SEND", 4);
+	size_t head = (size_t)(at - json) + 29;
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)head, json,
+		 ",\"response_body_mode\":\"BUFFERED\"", json + head);
+	char *router = strstr(out, "{\"name\":\"envoy.filters.http.router\"");
+	assert_non_null(router);
+	static const char hm[] =
+	    "{\"name\":\"hm\",\"typed_config\":{" AT_("header_mutation.v3.HeaderMutation") "}},";
+	memmove(router + sizeof(hm) - 1, router, strlen(router) + 1);
+	memcpy(router, hm, sizeof(hm) - 1);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+	hh_apply(ARN_TYPE_URL_LISTENER, out);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *u = held_setup("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, true);
+	send_str(u, OK5);
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	n = 0;
+	set_hdr(mut, &n, "x-h", "1", 2, -1);
+	k = headers_answer(msg, 2, mut, n);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 2, m, sizeof(m), &mn));
+	hh_advance(250);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 504 Gateway Timeout\r\n") || strstr(r, "x-h") ||
+	    strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
 	assert_int_equal(http_ext_proc_in_use(worker()), 0);
 	hh_end();
 	unlink(path);
@@ -2004,6 +2080,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_response_held),
 	    cmocka_unit_test(test_ext_proc_response_body),
 	    cmocka_unit_test(test_ext_proc_body_answered_early),
+	    cmocka_unit_test(test_ext_proc_local_reply_clean),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
