@@ -891,6 +891,29 @@ static bool ep_resp_headers_answer(struct http_ext_proc *a, const struct http_ex
 	return false;
 }
 
+/* A replaced body's content-length (a message that had one): the edit
+ * a->up[*n], its text in the exchange's room, and @p m's length. @return
+ * false when the room is spent: the request failed (answered). */
+static bool ep_length_edit(struct http_ext_proc *a, struct arn_h1_msg *m, uint32_t bl, unsigned *n)
+{
+	char num[12];
+	int k = snprintf(num, sizeof(num), "%u", bl);
+	char *v = ep_room(a, (size_t)k);
+	if (!v) {
+		EP_INC(a, overflow);
+		ep_fail_request(a, "ext_proc_error_mutations_past_arion_bounds");
+		return false;
+	}
+	memcpy(v, num, (size_t)k);
+	a->up[(*n)++] = (struct arn_h1_edit){.name = "content-length",
+					     .name_len = 14,
+					     .value = v,
+					     .value_len = (uint32_t)k,
+					     .op = ARN_H1_EDIT_SET};
+	m->content_length = bl;
+	return true;
+}
+
 /* The answer to the request's body (Envoy's handleBodyResponse in
  * BUFFERED mode): its header mutations as the headers' (kept for the
  * request upstream), its body_mutation replacing the kept body (body, or
@@ -930,23 +953,8 @@ static bool ep_body_answer(struct http_ext_proc *a, const struct http_ext_proc_r
 			ep_reply(a, 503, NULL, 0, "request_buffer_overflow", NULL, 0);
 			return true;
 		}
-		if (m->flags & ARN_H1_F_CONTENT_LENGTH) {
-			char num[12];
-			int k = snprintf(num, sizeof(num), "%u", bl);
-			char *v = ep_room(a, (size_t)k);
-			if (!v) {
-				EP_INC(a, overflow);
-				ep_fail_request(a, "ext_proc_error_mutations_past_arion_bounds");
-				return true;
-			}
-			memcpy(v, num, (size_t)k);
-			a->up[n++] = (struct arn_h1_edit){.name = "content-length",
-							  .name_len = 14,
-							  .value = v,
-							  .value_len = (uint32_t)k,
-							  .op = ARN_H1_EDIT_SET};
-			m->content_length = bl;
-		}
+		if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && !ep_length_edit(a, m, bl, &n))
+			return true;
 	}
 	a->n_up = n;
 	ep_req_over(a);
@@ -995,23 +1003,8 @@ static bool ep_resp_body_answer(struct http_ext_proc *a, const struct http_ext_p
 			ep_fail_request(a, "response_buffer_overflow");
 			return true;
 		}
-		if (m->flags & ARN_H1_F_CONTENT_LENGTH) {
-			char num[12];
-			int k = snprintf(num, sizeof(num), "%u", bl);
-			char *v = ep_room(a, (size_t)k);
-			if (!v) {
-				EP_INC(a, overflow);
-				ep_fail_request(a, "ext_proc_error_mutations_past_arion_bounds");
-				return true;
-			}
-			memcpy(v, num, (size_t)k);
-			a->up[n++] = (struct arn_h1_edit){.name = "content-length",
-							  .name_len = 14,
-							  .value = v,
-							  .value_len = (uint32_t)k,
-							  .op = ARN_H1_EDIT_SET};
-			m->content_length = bl;
-		}
+		if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && !ep_length_edit(a, m, bl, &n))
+			return true;
 	}
 	a->n_up = n;
 	a->resp_edits = true;
