@@ -109,9 +109,10 @@ char *arn_proto_encode(const upb_Message *msg, const upb_MessageDef *m, upb_Aren
  * unknown bytes by the converter that acts on them.
  */
 enum arn_proto_newer_kind {
-	ARN_PROTO_NEWER_BOOL = 0,    /* bool: varint */
-	ARN_PROTO_NEWER_MAP_ANY = 1, /* map<string, google.protobuf.Any>: entries */
-	ARN_PROTO_NEWER_STRING = 2,  /* string: length-delimited */
+	ARN_PROTO_NEWER_BOOL = 0,	/* bool: varint */
+	ARN_PROTO_NEWER_MAP_ANY = 1,	/* map<string, google.protobuf.Any>: entries */
+	ARN_PROTO_NEWER_STRING = 2,	/* string: length-delimited */
+	ARN_PROTO_NEWER_BOOL_VALUE = 3, /* google.protobuf.BoolValue: a message of a bool (1) */
 };
 struct arn_proto_newer {
 	const char *msg;       /* the message's full name */
@@ -131,6 +132,9 @@ const struct arn_proto_newer *arn_proto_newer_find(const upb_MessageDef *m, uint
 const struct arn_proto_newer *arn_proto_newer_named(const upb_MessageDef *m, const char *name);
 /** A newer bool field's value in @p msg's unknown bytes (false if absent). */
 bool arn_proto_newer_bool(const upb_Message *msg, const struct arn_proto_newer *f);
+/** A newer BoolValue field of @p msg's unknown bytes: @return present, its
+ * value in @p v. */
+bool arn_proto_newer_wrapped_bool(const upb_Message *msg, const struct arn_proto_newer *f, bool *v);
 /** A newer string field's value in @p msg's unknown bytes (empty if absent; it
  * points into the message). */
 upb_StringView arn_proto_newer_str(const upb_Message *msg, const struct arn_proto_newer *f);

@@ -40,6 +40,10 @@ const struct arn_proto_newer arn_proto_newer_fields[] = {
     /* Envoy 1.24: the OpenTelemetry tracer's resource service.name */
     {"envoy.config.trace.v3.OpenTelemetryConfig", "service_name", "serviceName",
      "envoy/config/trace/v3/opentelemetry.proto", NULL, 2, ARN_PROTO_NEWER_STRING},
+    /* Envoy 1.29: HCM tracing's CLIENT span per upstream request (Envoy
+     * Gateway v1.2 and Istio's gateways set it) */
+    {HCM_PKG "HttpConnectionManager.Tracing", "spawn_upstream_span", "spawnUpstreamSpan", HCM_FILE,
+     NULL, 10, ARN_PROTO_NEWER_BOOL_VALUE},
 };
 const size_t arn_proto_n_newer_fields =
     sizeof(arn_proto_newer_fields) / sizeof(arn_proto_newer_fields[0]);
@@ -134,6 +138,33 @@ bool arn_proto_newer_bool(const upb_Message *msg, const struct arn_proto_newer *
 	return v;
 }
 
+bool arn_proto_newer_wrapped_bool(const upb_Message *msg, const struct arn_proto_newer *f, bool *v)
+{
+	size_t n = 0;
+	const char *p = msg ? upb_Message_GetUnknown(msg, &n) : NULL;
+	bool have = false;
+	if (!p || !n)
+		return false;
+	const char *end = p + n;
+	struct arn_proto_unknown u;
+	/* the occurrences merge as protobuf merges messages: the last value
+	 * set wins, an empty one sets none (wire.c checked each is a
+	 * BoolValue) */
+	while (arn_proto_unknown_next(&p, end, &u) > 0) {
+		if (u.num != f->num || u.wt != 2)
+			continue;
+		if (!have)
+			*v = false;
+		have = true;
+		const char *q = u.data, *qe = u.data + u.len;
+		struct arn_proto_unknown b;
+		while (arn_proto_unknown_next(&q, qe, &b) > 0)
+			if (b.num == 1 && b.wt == 0)
+				*v = b.varint != 0;
+	}
+	return have;
+}
+
 upb_StringView arn_proto_newer_str(const upb_Message *msg, const struct arn_proto_newer *f)
 {
 	size_t n = 0;
@@ -164,12 +195,22 @@ static google_protobuf_DescriptorProto *find_msg(google_protobuf_FileDescriptorP
 	size_t n;
 	google_protobuf_DescriptorProto **ms =
 	    google_protobuf_FileDescriptorProto_mutable_message_type(fp, &n);
-	for (size_t i = 0; i < n; i++) {
-		upb_StringView nm = google_protobuf_DescriptorProto_name(ms[i]);
-		if (nm.size == strlen(simple) && memcmp(nm.data, simple, nm.size) == 0)
-			return ms[i];
+	/* a nested message: "Outer.Inner" */
+	google_protobuf_DescriptorProto *m = NULL;
+	for (;;) {
+		const char *dot = strchr(simple, '.');
+		size_t sl = dot ? (size_t)(dot - simple) : strlen(simple);
+		m = NULL;
+		for (size_t i = 0; i < n && !m; i++) {
+			upb_StringView nm = google_protobuf_DescriptorProto_name(ms[i]);
+			if (nm.size == sl && memcmp(nm.data, simple, sl) == 0)
+				m = ms[i];
+		}
+		if (!m || !dot)
+			return m;
+		simple = dot + 1;
+		ms = google_protobuf_DescriptorProto_mutable_nested_type(m, &n);
 	}
-	return NULL;
 }
 
 static google_protobuf_FieldDescriptorProto *add_field(google_protobuf_DescriptorProto *m,
@@ -207,6 +248,19 @@ static bool patch_file(google_protobuf_FileDescriptorProto *fp, const char *file
 					   : google_protobuf_FieldDescriptorProto_TYPE_STRING,
 				       a))
 				return false;
+			continue;
+		}
+		if (nf->kind == ARN_PROTO_NEWER_BOOL_VALUE) {
+			/* (the file imports google/protobuf/wrappers.proto: defs.c's
+			 * load of the JSON pool fails otherwise) */
+			google_protobuf_FieldDescriptorProto *f =
+			    add_field(m, nf->name, nf->json_name, nf->num,
+				      google_protobuf_FieldDescriptorProto_LABEL_OPTIONAL,
+				      google_protobuf_FieldDescriptorProto_TYPE_MESSAGE, a);
+			if (!f)
+				return false;
+			google_protobuf_FieldDescriptorProto_set_type_name(
+			    f, upb_StringView_FromString(".google.protobuf.BoolValue"));
 			continue;
 		}
 		/* map<string, google.protobuf.Any>: a nested map entry type */

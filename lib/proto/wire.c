@@ -66,6 +66,12 @@ static bool newer_walk(const char **p, const char *end, const struct arn_proto_n
 		return true;
 	if (v > (uint64_t)(end - *p))
 		return true;
+	if (nf->kind == ARN_PROTO_NEWER_BOOL_VALUE) {
+		const upb_MessageDef *bv = arn_proto_msgdef("google.protobuf.BoolValue");
+		const char *q = *p;
+		*p += v;
+		return !bv || wire_walk(q, q + v, bv, depth + 1, strict, why, whylen);
+	}
 	if (nf->kind == ARN_PROTO_NEWER_STRING) {
 		/* opaque to upb: the converter copies it as a header-safe
 		 * string or refuses it */

@@ -210,6 +210,62 @@ static void test_newer_fields(void **state)
 	upb_Arena_Free(a);
 }
 
+/* A newer BoolValue field of a nested message: HttpConnectionManager.
+ * Tracing.spawn_upstream_span (10). JSON carries it in and out, the
+ * strict walk lets it through as a BoolValue and refuses another wire type
+ * or a BoolValue with a field of its own it does not have; occurrences
+ * merge (the last value wins). Fails before: "No such field". */
+static void test_newer_wrapped_bool(void **state)
+{
+	(void)state;
+	upb_Arena *a = upb_Arena_New();
+	struct arn_sb err = ARN_SB_INIT, out = ARN_SB_INIT;
+	const upb_MessageDef *tr = arn_proto_msgdef(
+	    "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager."
+	    "Tracing");
+	assert_non_null(tr);
+	assert_null(upb_MessageDef_FindFieldByName(tr, "spawn_upstream_span"));
+	const struct arn_proto_newer *nf = arn_proto_newer_named(tr, "spawn_upstream_span");
+	assert_non_null(nf);
+	const char *j = "{\"spawnUpstreamSpan\":true}";
+	upb_Message *m = arn_proto_from_json(j, strlen(j), tr, a, &err);
+	assert_non_null(m);
+	bool v = false;
+	assert_true(arn_proto_newer_wrapped_bool(m, nf, &v));
+	assert_true(v);
+	size_t len;
+	char *b = arn_proto_encode(m, tr, a, &len);
+	assert_non_null(b);
+	/* field 10, length 2, BoolValue { 1: true } */
+	assert_int_equal(len, 4);
+	assert_memory_equal(b, "\x52\x02\x08\x01", 4);
+	char why[256];
+	assert_true(arn_proto_wire_check(b, len, tr, true, why, sizeof(why)));
+	assert_int_equal(arn_proto_to_json(m, tr, &out), 0);
+	assert_string_equal(arn_sb_cstr(&out), "{\"spawn_upstream_span\":true}");
+	/* true, then false: the messages merge, the last value wins */
+	static const char twice[] = {0x52, 0x02, 0x08, 0x01, 0x52, 0x02, 0x08, 0x00};
+	m = arn_proto_decode(twice, sizeof(twice), tr, a, &err);
+	assert_non_null(m);
+	v = true;
+	assert_true(arn_proto_newer_wrapped_bool(m, nf, &v));
+	assert_false(v);
+	/* absent */
+	m = arn_proto_decode(NULL, 0, tr, a, &err);
+	assert_false(arn_proto_newer_wrapped_bool(m, nf, &v));
+	/* a varint: wrong wire type */
+	static const char vi[] = {0x50, 0x01};
+	assert_false(arn_proto_wire_check(vi, sizeof(vi), tr, true, why, sizeof(why)));
+	assert_non_null(strstr(why, "spawn_upstream_span: wrong wire type 0"));
+	/* a BoolValue with a field 2: refused when strict */
+	static const char b2[] = {0x52, 0x02, 0x10, 0x01};
+	assert_false(arn_proto_wire_check(b2, sizeof(b2), tr, true, why, sizeof(why)));
+	assert_non_null(strstr(why, "field number 2 is unknown"));
+	arn_sb_free(&err);
+	arn_sb_free(&out);
+	upb_Arena_Free(a);
+}
+
 /* An Any with neither type URL nor value (Envoy Gateway's FilterConfig
  * { config: {} }, from a control plane's bytes): upb's JSON encoder has no
  * form for it and failed the whole dump; Envoy writes {}. Built from JSON
@@ -250,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_to_json_refuses_bad_any_without_leaking),
 		cmocka_unit_test(test_decode_refuses_what_would_abort_upb),
 		cmocka_unit_test(test_newer_fields),
+		cmocka_unit_test(test_newer_wrapped_bool),
 		cmocka_unit_test(test_to_json_empty_any),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
