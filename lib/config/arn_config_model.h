@@ -1725,6 +1725,9 @@ struct arn_cfg_tracing {
 	uint32_t max_path_tag_length;						    /* 256 */
 	struct arn_cfg_trace_tag *tags;
 	size_t n_tags;
+	/* spawn_upstream_span (Envoy 1.29): a CLIENT span per upstream
+	 * request, the server span's child */
+	bool spawn_upstream_span;
 };
 
 /* A route's tracing (overrides) and decorator. */

@@ -73,6 +73,8 @@ bool pb_bool(struct pb p, const char *f);
 bool pb_newer_bool(struct pb p, const char *f);
 /* A string (empty when absent): */
 upb_StringView pb_newer_str(struct pb p, const char *f);
+/* a newer google.protobuf.BoolValue field: present, its value in *v */
+bool pb_newer_wrapped_bool(struct pb p, const char *f, bool *v);
 /* A map<string, Any>: its entries into *@p out (on c->arena, a key given
  * twice keeps its last value), at most @p max + 1 (a hostile count is not
  * read whole). @return how many. */

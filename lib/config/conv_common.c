@@ -600,6 +600,12 @@ bool pb_newer_bool(struct pb p, const char *name)
 	return nf && arn_proto_newer_bool(p.m, nf);
 }
 
+bool pb_newer_wrapped_bool(struct pb p, const char *name, bool *v)
+{
+	const struct arn_proto_newer *nf = p.m ? arn_proto_newer_named(p.d, name) : NULL;
+	return nf && arn_proto_newer_wrapped_bool(p.m, nf, v);
+}
+
 upb_StringView pb_newer_str(struct pb p, const char *name)
 {
 	const struct arn_proto_newer *nf = p.m ? arn_proto_newer_named(p.d, name) : NULL;

@@ -187,7 +187,7 @@ const struct arn_cfg_tracing *conv_tracing(struct conv *c, struct pb t)
 	size_t m = conv_push(c, "tracing");
 	conv_only(c, t,
 		  "client_sampling,random_sampling,overall_sampling,verbose,max_path_tag_length,"
-		  "custom_tags,provider");
+		  "custom_tags,provider,spawn_upstream_span");
 	o->client_sampling = o->random_sampling = o->overall_sampling =
 	    (struct arn_cfg_fraction){10000, 10000};
 	percent(c, t, "client_sampling", &o->client_sampling);
@@ -202,6 +202,9 @@ const struct arn_cfg_tracing *conv_tracing(struct conv *c, struct pb t)
 	if (pb_wrapped_u32(t, "max_path_tag_length", &mp))
 		o->max_path_tag_length = mp;
 	custom_tags(c, t, &o->tags, &o->n_tags);
+	bool su = false;
+	if (pb_newer_wrapped_bool(t, "spawn_upstream_span", &su))
+		o->spawn_upstream_span = su;
 	struct pb pv = pb_msg(t, "provider");
 	if (!pv.m)
 		conv_err(c, "provider",

@@ -83,17 +83,22 @@ static void hex_out(char *o, const uint8_t *p, size_t n)
 	}
 }
 
-void http_otel_tp_fmt(struct http_otel_span *sp)
+static void tp_fmt_id(struct http_otel_span *sp, const uint8_t id[8])
 {
 	char *o = sp->tp;
 	memcpy(o, "00-", 3);
 	hex_out(o + 3, sp->trace_id, 16);
 	o[35] = '-';
-	hex_out(o + 36, sp->span_id, 8);
+	hex_out(o + 36, id, 8);
 	o[52] = '-';
 	o[53] = '0';
 	o[54] = sp->sampled ? '1' : '0';
 	o[55] = 0;
+}
+
+void http_otel_tp_fmt(struct http_otel_span *sp)
+{
+	tp_fmt_id(sp, sp->span_id);
 }
 
 /* ---- the decision ------------------------------------------------------------------------ */
@@ -311,25 +316,46 @@ static void f_kv(struct pbf *f, uint32_t field, const struct http_otel_kv *kv)
 	f_utf8(f, 1, kv->v, kv->vl);
 }
 
-size_t http_otel_span_encode(uint8_t *out, size_t cap, const struct http_otel_span *sp,
-			     const char *name, size_t name_len, uint64_t start_ns, uint64_t end_ns,
-			     const struct http_otel_kv *kv, unsigned n)
+/* Span{trace_id, span_id, trace_state, parent_span_id (NULL: none), name,
+ * kind (2 SERVER, 3 CLIENT), start, end, attributes} */
+static size_t span_encode(uint8_t *out, size_t cap, const struct http_otel_span *sp,
+			  const uint8_t *id, const uint8_t *parent, unsigned kind, const char *name,
+			  size_t name_len, uint64_t start_ns, uint64_t end_ns,
+			  const struct http_otel_kv *kv, unsigned n)
 {
 	struct pbf f = {out, 0, cap, false};
 	f_bytes(&f, 1, sp->trace_id, 16);
-	f_bytes(&f, 2, sp->span_id, 8);
+	f_bytes(&f, 2, id, 8);
 	if (sp->tracestate_len)
 		f_utf8(&f, 3, sp->tracestate, sp->tracestate_len);
-	if (sp->has_parent)
-		f_bytes(&f, 4, sp->parent_id, 8);
+	if (parent)
+		f_bytes(&f, 4, parent, 8);
 	f_utf8(&f, 5, name, name_len);
 	f_tag(&f, 6, 0);
-	f_varint(&f, 2); /* SPAN_KIND_SERVER */
+	f_varint(&f, kind);
 	f_fixed64(&f, 7, start_ns);
 	f_fixed64(&f, 8, end_ns);
 	for (unsigned i = 0; i < n; i++)
 		f_kv(&f, 9, &kv[i]);
 	return f.err ? 0 : f.n;
+}
+
+size_t http_otel_span_encode(uint8_t *out, size_t cap, const struct http_otel_span *sp,
+			     const char *name, size_t name_len, uint64_t start_ns, uint64_t end_ns,
+			     const struct http_otel_kv *kv, unsigned n)
+{
+	return span_encode(out, cap, sp, sp->span_id, sp->has_parent ? sp->parent_id : NULL,
+			   2 /* SPAN_KIND_SERVER */, name, name_len, start_ns, end_ns, kv, n);
+}
+
+size_t http_otel_up_span_encode(uint8_t *out, size_t cap, const struct http_otel_span *sp,
+				const char *name, size_t name_len, uint64_t start_ns,
+				uint64_t end_ns, const struct http_otel_kv *kv, unsigned n)
+{
+	/* Envoy's spawnChild: the server span's trace and tracestate, its
+	 * span the parent; an upstream span is a CLIENT one */
+	return span_encode(out, cap, sp, sp->up_id, sp->span_id, 3 /* SPAN_KIND_CLIENT */, name,
+			   name_len, start_ns, end_ns, kv, n);
 }
 
 size_t http_otel_export_encode(uint8_t *out, size_t cap, const char *svc, size_t svc_len,
@@ -375,6 +401,13 @@ static const struct arn_h1_header *hdr_find(const struct arn_h1_msg *m, const ch
 
 static uint64_t otel_rand(struct http_worker *w);
 
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void rand_bytes(struct http_worker *w, uint8_t *p, size_t n)
 {
 	while (n) {
@@ -406,6 +439,7 @@ static void start(struct http_stream *st, bool edge, const char *rid, uint32_t r
 	sp->has_parent = false;
 	sp->tracestate = NULL;
 	sp->tracestate_len = 0;
+	sp->up_open = false;
 	if (tp && http_otel_tp_parse(tp->value, tp->value_len, sp->trace_id, sp->parent_id,
 				     &sp->sampled) != 0)
 		st->otel_bad = true;
@@ -472,6 +506,17 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 					      .name_len = 27};
 	if (!st->otel)
 		return (int)n;
+	if (st->hc->hcm->tracing->spawn_upstream_span) {
+		/* Envoy's UpstreamRequest: a child span per attempt, whose id
+		 * the upstream's traceparent carries (injectContext) */
+		if (sp->up_open) /* (an attempt not ended: ended now) */
+			http_otel_attempt_end(st);
+		rand_bytes(st->hc->w, sp->up_id, 8);
+		sp->up_attempt = st->attempts;
+		sp->up_start_ns = wall_ns();
+		sp->up_open = true;
+		tp_fmt_id(sp, sp->up_id);
+	}
 	e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
 				      .id1 = ARN_H1_H_OTHER + 1,
 				      .name = "traceparent",
@@ -808,6 +853,96 @@ static bool tag_value(const struct arn_cfg_trace_tag *tg, const struct arn_h1_ms
 
 #define MAX_TAGS (20 + 2 * ARN_CFG_TRACE_TAGS_MAX)
 
+/* Envoy's "tag set twice keeps the later value in the first's place"
+ * (Span::setTag): custom tags may name a standard one */
+static unsigned tags_dedup(struct http_otel_kv *kv, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = i + 1; j < n; j++)
+			if (kv[j].kl == kv[i].kl && memcmp(kv[j].k, kv[i].k, kv[i].kl) == 0) {
+				kv[i].v = kv[j].v;
+				kv[i].vl = kv[j].vl;
+				memmove(&kv[j], &kv[j + 1], (n - j - 1) * sizeof(kv[0]));
+				n--;
+				j--;
+			}
+	return n;
+}
+
+void http_otel_attempt_end(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	struct http_worker *w = hc->w;
+	struct http_otel_worker *o = w->otel;
+	const struct arn_cfg_tracing *t = hc->hcm ? hc->hcm->tracing : NULL;
+	struct http_otel_span *sp = &st->res->otel;
+	if (!st->otel || !sp->up_open)
+		return;
+	sp->up_open = false;
+	if (!t || !o || !hc->lsn || !sp->sampled)
+		return; /* an unsampled span is not sent */
+	/* Envoy's UpstreamRequest (retry.count), finalizeUpstreamSpan and
+	 * setCommonTags (Envoy 1.35's order) on the attempt's stream info */
+	const struct arn_h1_msg *m = &st->req.m;
+	struct http_otel_kv kv[MAX_TAGS];
+	unsigned n = 0;
+	char rc[12], up[24], code[12], flags[128];
+#define KV(key, val, len)                                                                          \
+	kv[n++] = (struct http_otel_kv)                                                            \
+	{                                                                                          \
+		key, val, sizeof(key) - 1, (uint32_t)(len)                                         \
+	}
+	if (sp->up_attempt > 1)
+		KV("retry.count", rc, (size_t)snprintf(rc, sizeof(rc), "%u", sp->up_attempt - 1));
+	/* the upstream's protocol: the cluster's (auto: HTTP/1.1) */
+	uint8_t upp = st->cluster ? st->cluster->http.upstream : 0;
+	if (upp == 1 || (upp == 2 && st->version == 20))
+		KV("http.protocol", "HTTP/2", 6);
+	else
+		KV("http.protocol", "HTTP/1.1", 8);
+	size_t ul = 0;
+	if (st->ep_addr) {
+		ul = ip_fmt(up, sizeof(up), st->ep_addr);
+		ul += (size_t)snprintf(up + ul, sizeof(up) - ul, ":%u", st->ep_port);
+		KV("upstream_address", up, ul);
+		KV("peer.address", up, ul);
+	}
+	KV("component", "proxy", 5);
+	if (st->crt) {
+		KV("upstream_cluster", st->crt->name, st->crt->len);
+		KV("upstream_cluster.name", st->crt->name, st->crt->len);
+	}
+	KV("http.status_code", code, (size_t)snprintf(code, sizeof(code), "%u", st->up_status));
+	KV("response_flags", flags, flags_short(st->flags, flags, sizeof(flags)));
+	if (st->up_status == 0 || (st->up_status >= 500 && st->up_status < 600))
+		KV("error", "true", 4);
+#undef KV
+	for (size_t i = 0; i < t->n_tags; i++)
+		if (tag_value(&t->tags[i], m, &kv[n]))
+			n++;
+	const struct arn_cfg_route_trace *rt = st->route ? st->route->trace : NULL;
+	for (size_t i = 0; rt && i < rt->n_tags; i++)
+		if (tag_value(&rt->tags[i], m, &kv[n]))
+			n++;
+	n = tags_dedup(kv, n);
+	/* "router <cluster observability name> egress" */
+	char name[ARN_CFG_TRACE_TAG_VALUE_MAX + 16];
+	const char *cn = st->crt ? st->crt->name : "";
+	size_t cl = st->crt ? st->crt->len : 0;
+	if (cl > sizeof(name) - 16)
+		cl = sizeof(name) - 16;
+	memcpy(name, "router ", 7);
+	memcpy(name + 7, cn, cl);
+	memcpy(name + 7 + cl, " egress", 7);
+	size_t len = http_otel_up_span_encode(o->span, sizeof(o->span), sp, name, cl + 14,
+					      sp->up_start_ns, wall_ns(), kv, n);
+	if (!len) {
+		otel_count(w, ARN_OTEL_spans_dropped, 1);
+		return;
+	}
+	enqueue(o, hc->lsn, hc->sladdr, t, o->span, len);
+}
+
 void http_otel_finish(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
@@ -825,6 +960,8 @@ void http_otel_finish(struct http_stream *st)
 		start(st, hc->hcm->use_remote_address, st->request_id, st->request_id_len);
 	if (!st->otel)
 		return;
+	if (sp->up_open) /* the last attempt's upstream span first */
+		http_otel_attempt_end(st);
 	st->otel = false;
 	if (!sp->sampled)
 		return; /* Envoy's Span::finishSpan sends only a sampled span */
@@ -895,17 +1032,7 @@ void http_otel_finish(struct http_stream *st)
 	if (rec.response_code == 0 || (rec.response_code >= 500 && rec.response_code < 600))
 		KV("error", "true", 4);
 #undef KV
-	/* Envoy's tags set twice keep the later value in the first's place
-	 * (Span::setTag); custom tags may name a standard one */
-	for (unsigned i = 0; i < n; i++)
-		for (unsigned j = i + 1; j < n; j++)
-			if (kv[j].kl == kv[i].kl && memcmp(kv[j].k, kv[i].k, kv[i].kl) == 0) {
-				kv[i].v = kv[j].v;
-				kv[i].vl = kv[j].vl;
-				memmove(&kv[j], &kv[j + 1], (n - j - 1) * sizeof(kv[0]));
-				n--;
-				j--;
-			}
+	n = tags_dedup(kv, n);
 	/* the request's x-envoy-decorator-operation (not empty), else the
 	 * route's decorator, else Envoy's ingress operation name */
 	const char *name = sp->op_len ? sp->op : rt && rt->operation ? rt->operation : "ingress";

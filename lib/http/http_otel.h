@@ -59,6 +59,12 @@ struct http_otel_span {
 	uint32_t op_len;
 	bool op_hdr;
 	char tp[HTTP_OTEL_TP_LEN + 1]; /* the traceparent sent upstream */
+	/* spawn_upstream_span: the attempt's CLIENT span (the server span's
+	 * child), open from its request edits to its end */
+	bool up_open;
+	uint8_t up_id[8];
+	uint32_t up_attempt;
+	uint64_t up_start_ns;
 };
 
 /**
@@ -108,6 +114,15 @@ size_t http_otel_span_encode(uint8_t *out, size_t cap, const struct http_otel_sp
 			     const struct http_otel_kv *kv, unsigned n);
 
 /**
+ * Encode the CLIENT span of @p sp's upstream attempt (span id sp->up_id,
+ * parent sp->span_id, the server span's trace and tracestate), as
+ * http_otel_span_encode does.
+ */
+size_t http_otel_up_span_encode(uint8_t *out, size_t cap, const struct http_otel_span *sp,
+				const char *name, size_t name_len, uint64_t start_ns,
+				uint64_t end_ns, const struct http_otel_kv *kv, unsigned n);
+
+/**
  * Wrap @p n spans @p spans (@p len bytes: each a ScopeSpans.spans field)
  * as a gRPC message of an ExportTraceServiceRequest whose resource has
  * service.name @p svc, into @p out (@p cap bytes). @return its length, 0
@@ -138,6 +153,10 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
  * the request named its own. @return true with @p e set.
  */
 bool http_otel_resp_header(const struct http_stream *st, struct arn_h1_edit *e);
+
+/** An upstream attempt of a traced request is over (spawn_upstream_span):
+ * its CLIENT span, if open, into the worker's queue. */
+void http_otel_attempt_end(struct http_stream *st);
 
 /** The stream ends with its span started: finish it into the worker's queue. */
 void http_otel_finish(struct http_stream *st);

@@ -117,6 +117,8 @@ void http_route_timer_start(struct http_stream *st)
  * timer fires (HTTP_S_RETRY_WAIT). */
 static void attempt_drop(struct http_stream *st)
 {
+	if (unlikely(st->otel)) /* HCM tracing's upstream span of the attempt */
+		http_otel_attempt_end(st);
 	http_up_detach(st); /* mid-exchange: the connection is closed, never reused */
 	http_timer_cancel(&X(st)->try_timer);
 	http_timer_cancel(&X(st)->try_idle_timer);

@@ -176,9 +176,24 @@ static void test_tracing_refusals(void **state)
 	tc_refused(L, l, "custom_tags: 33 tags: at most 32");
 }
 
+/* spawn_upstream_span (Envoy 1.29, a BoolValue newer than Arion's API
+ * copy: read from the unknown bytes the binary path carries): true, false
+ * and absent in the model. Fails before: refused as an unknown field. */
+static void test_tracing_spawn_upstream_span(void **state)
+{
+	(void)state;
+	tc_ok(L, LISTENER(TRACING("\"spawn_upstream_span\":true," PROVIDER(SVC)), ""));
+	assert_true(hcm0()->tracing->spawn_upstream_span);
+	tc_ok(L, LISTENER(TRACING("\"spawn_upstream_span\":false," PROVIDER(SVC)), ""));
+	assert_false(hcm0()->tracing->spawn_upstream_span);
+	tc_ok(L, LISTENER(TRACING(PROVIDER(SVC)), ""));
+	assert_false(hcm0()->tracing->spawn_upstream_span);
+}
+
 const struct CMUnitTest conv_tracing_tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     T(test_tracing_model),
     T(test_tracing_refusals),
+    T(test_tracing_spawn_upstream_span),
 };
 const size_t n_conv_tracing_tests = sizeof(conv_tracing_tests) / sizeof(conv_tracing_tests[0]);

@@ -279,6 +279,132 @@ static void test_otel_fuzz_seed(void **state)
 	assert_true(otel_stat(ARN_OTEL_spans_sent) - sent0 >= 5);
 }
 
+/* The span ids the upstream's traceparent carries (16 hex after TID). */
+static void tp_id(const struct peer *u, char *id)
+{
+	const char *tp = strstr(u->log, "traceparent: 00-" TID "-");
+	assert_non_null(tp);
+	memcpy(id, tp + 16 + 33, 16);
+	id[16] = 0;
+}
+
+static uint64_t span_kind(const struct fld *sp)
+{
+	struct pbr r = {sp->data, sp->data + sp->len};
+	struct fld f;
+	while (r_next(&r, &f) > 0)
+		if (f.num == 6)
+			return f.v;
+	return 0;
+}
+
+/* spawn_upstream_span: true (Envoy Gateway v1.2's tracing): a request
+ * retried once (503, then 200) makes a CLIENT span per attempt, the
+ * SERVER span their parent. Each attempt's traceparent carries its own
+ * CLIENT span's id (not the server span's); the export holds the three
+ * spans: the CLIENT ones named "router dyn egress", kind 3, parent the
+ * SERVER span, the first with http.status_code 503 and error, the retry
+ * with retry.count 1 and 200, both with upstream_cluster dyn and the
+ * custom tag. Fails before: the listener is refused (unknown field
+ * spawnUpstreamSpan: hh_apply aborts). */
+static void test_otel_upstream_spans(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	static char b[32768];
+	snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_DYN);
+	char *at = strstr(b, "\"tracing\":{");
+	static const char su[] = "\"spawn_upstream_span\":true,";
+	assert_non_null(at);
+	at += 11;
+	memmove(at + sizeof(su) - 1, at, strlen(at) + 1);
+	memcpy(at, su, sizeof(su) - 1);
+	hh_apply(ARN_TYPE_URL_LISTENER, b);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /t/3 HTTP/1.1\r\nHost: a\r\nx-user: bob\r\n"
+			       "traceparent: 00-" TID "-" PID "-01\r\n\r\n");
+	struct peer *u1 = upstream_that_got(rx0);
+	assert_non_null(u1);
+	char id1[17], id2[17];
+	tp_id(u1, id1);
+	snapshot(rx0);
+	send_str(u1, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
+	for (int i = 0; i < 50 && !upstream_that_got(rx0); i++)
+		hh_advance(10);
+	struct peer *u2 = upstream_that_got(rx0);
+	assert_non_null(u2);
+	tp_id(u2, id2);
+	assert_string_not_equal(id1, id2);
+	send_str(u2, OK5);
+	assert_non_null(strstr(hh_client(0)->log, "HTTP/1.1 200 OK"));
+	snapshot(rx0);
+	for (int i = 0; i < 52; i++) {
+		hh_advance(100);
+		if (upstream_that_got(rx0))
+			break;
+	}
+	struct peer *col = upstream_that_got(rx0);
+	assert_non_null(col);
+	memcpy(cap, col->log, col->log_len);
+	col->cap = cap;
+	col->cap_len = col->log_len;
+	col->cap_max = sizeof(cap);
+	hh_settle();
+	const char *h = (const char *)cap;
+	const char *cl = strstr(h, "\r\ncontent-length: ");
+	assert_non_null(cl);
+	size_t blen = strtoul(cl + 18, NULL, 10);
+	const uint8_t *body = (const uint8_t *)strstr(h, "\r\n\r\n") + 4;
+	struct fld rs, ss, sp[3], f, sid;
+	char v[512];
+	assert_true(field(body + 5, blen - 5, 1, 0, &rs));
+	assert_true(field(rs.data, rs.len, 2, 0, &ss));
+	for (unsigned i = 0; i < 3; i++)
+		assert_true(field(ss.data, ss.len, 2, i, &sp[i]));
+	assert_false(field(ss.data, ss.len, 2, 3, &f)); /* three spans */
+	/* in the order they ended: the two attempts, then the request */
+	assert_int_equal(span_kind(&sp[0]), 3);
+	assert_int_equal(span_kind(&sp[1]), 3);
+	assert_int_equal(span_kind(&sp[2]), 2);
+	assert_true(field(sp[2].data, sp[2].len, 2, 0, &sid) && sid.len == 8);
+	assert_true(field(sp[2].data, sp[2].len, 4, 0, &f) && hex_is(f.data, 8, PID));
+	const char *ids[2] = {id1, id2};
+	for (unsigned i = 0; i < 2; i++) {
+		assert_true(field(sp[i].data, sp[i].len, 1, 0, &f) && hex_is(f.data, 16, TID));
+		assert_true(field(sp[i].data, sp[i].len, 2, 0, &f) && f.len == 8 &&
+			    hex_is(f.data, 8, ids[i]));
+		assert_true(field(sp[i].data, sp[i].len, 4, 0, &f) && f.len == 8 &&
+			    !memcmp(f.data, sid.data, 8));
+		assert_true(field(sp[i].data, sp[i].len, 5, 0, &f) && f.len == 17 &&
+			    !memcmp(f.data, "router dyn egress", 17));
+		assert_string_equal(attr(&sp[i], "component", v, sizeof(v)), "proxy");
+		assert_string_equal(attr(&sp[i], "upstream_cluster", v, sizeof(v)), "dyn");
+		assert_string_equal(attr(&sp[i], "upstream_cluster.name", v, sizeof(v)), "dyn");
+		assert_string_equal(attr(&sp[i], "http.protocol", v, sizeof(v)), "HTTP/1.1");
+		assert_non_null(attr(&sp[i], "upstream_address", v, sizeof(v)));
+		assert_string_equal(attr(&sp[i], "u", v, sizeof(v)), "bob");
+		assert_null(attr(&sp[i], "http.method", v, sizeof(v)));
+	}
+	/* the server span's own id went upstream on no attempt */
+	assert_false(hex_is(sid.data, 8, id1) || hex_is(sid.data, 8, id2));
+	assert_null(attr(&sp[0], "retry.count", v, sizeof(v)));
+	assert_string_equal(attr(&sp[0], "http.status_code", v, sizeof(v)), "503");
+	assert_string_equal(attr(&sp[0], "error", v, sizeof(v)), "true");
+	assert_string_equal(attr(&sp[1], "retry.count", v, sizeof(v)), "1");
+	assert_string_equal(attr(&sp[1], "http.status_code", v, sizeof(v)), "200");
+	assert_null(attr(&sp[1], "error", v, sizeof(v)));
+	assert_string_equal(attr(&sp[2], "http.status_code", v, sizeof(v)), "200");
+	send_str(col, "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\ngrpc-status: 0\r\n"
+		      "content-length: 0\r\n\r\n");
+	col->cap = NULL;
+	hh_end();
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -286,6 +412,7 @@ int main(void)
 	    cmocka_unit_test(test_otel_export_bytes),
 	    cmocka_unit_test(test_otel_fuzz_seed),
 	    cmocka_unit_test(test_otel_run_end_with_export_pending),
+	    cmocka_unit_test(test_otel_upstream_spans),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
