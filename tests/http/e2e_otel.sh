@@ -11,7 +11,8 @@
 # route's decorator names its span and its random_sampling 0 is obeyed;
 # the span's tags are Envoy's and the custom tags, the resource's
 # service.name the configured one; batches of 5 go at once, a smaller one
-# after the 5 s flush interval; the counters say so.
+# after the 5 s flush interval; the counters say so; with
+# spawn_upstream_span, the upstream span (a CLIENT one, its id sent up).
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -152,6 +153,25 @@ expect "timer_flushed" "$(stat tracing.opentelemetry.timer_flushed)" "^[1-9]"
 expect "spans_dropped" "$(stat tracing.opentelemetry.spans_dropped)" "^0$"
 expect "exports_failed" "$(stat tracing.opentelemetry.exports_failed)" "^0$"
 expect "exports over HTTP/2" "$(stat cluster.otel.upstream_cx_http2_total)" "^[1-9]"
+# spawn_upstream_span: the upstream gets its CLIENT span's id; the
+# collector gets that span (parent: the request's SERVER span) and the
+# SERVER span (parent: the client's), at the flush interval
+b=$(cc -H "traceparent: 00-88888888888888888888888888888888-$pid-01" "http://$us:83/up")
+up_span=$(sed -E 's/^tp=00-[0-9a-f]{32}-([0-9a-f]{16}).*/\1/' <<<"$b")
+wait_spans 13 8 && ok "upstream span: two spans exported" || bad "upstream span: $(wc -l <"$log") spans"
+cs=$(grep -F '"trace_id":"88888888888888888888888888888888"' "$log" | grep -F SPAN_KIND_CLIENT)
+ss=$(grep -F '"trace_id":"88888888888888888888888888888888"' "$log" | grep -F SPAN_KIND_SERVER)
+expect "upstream span: its id the one sent upstream" "$cs" "\"span_id\":\"$up_span\""
+expect "upstream span: named router <cluster> egress" "$cs" '"name":"router echo egress"'
+expect "upstream span: upstream_address" "$cs" '"upstream_address":"198.18.3.11:8084"'
+expect "upstream span: upstream_cluster" "$cs" '"upstream_cluster":"echo"'
+expect "upstream span: http.status_code" "$cs" '"http.status_code":"200"'
+server_id=$(sed -E 's/.*"span_id":"([0-9a-f]{16})".*/\1/' <<<"$ss")
+expect "upstream span: its parent the request's span" "$cs" "\"parent\":\"$server_id\""
+expect "request's span: its parent the client's" "$ss" "\"parent\":\"$pid\""
+[ -n "$server_id" ] && [ "$server_id" != "$up_span" ] && ok "request's span: not the id sent upstream" ||
+	bad "request's span: id '$server_id'"
+expect "spans_sent with the upstream span" "$(stat tracing.opentelemetry.spans_sent)" "^13$"
 # a collector that never answers: one export waits (its timeout), the
 # queue keeps what its bound holds and drops the rest; every request is
 # answered as ever
