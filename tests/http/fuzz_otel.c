@@ -108,5 +108,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	must(rc == 0 && attrs == 2);
+	/* the upstream attempt's span (spawn_upstream_span): kind CLIENT, its
+	 * own id, the server span its parent, whatever the strings */
+	for (int i = 0; i < 8; i++)
+		sp.up_id[i] = (uint8_t)(sp.span_id[i] ^ 0x5a);
+	n = http_otel_up_span_encode(out, sizeof(out), &sp, s, q, 1, 2, kv, 2);
+	must(n > 0);
+	r = (struct pbr){out, out + n};
+	unsigned seen = 0;
+	while ((rc = r_next(&r, &f)) > 0) {
+		if (f.num == 2)
+			seen |= 1, must(f.len == 8 && !memcmp(f.data, sp.up_id, 8));
+		if (f.num == 4)
+			seen |= 2, must(f.len == 8 && !memcmp(f.data, sp.span_id, 8));
+		if (f.num == 6)
+			seen |= 4, must(f.v == 3);
+	}
+	must(rc == 0 && seen == 7);
 	return 0;
 }
