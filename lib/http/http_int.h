@@ -900,6 +900,7 @@ struct http_lb_seg {
 	uint64_t total_weight, stride;
 	uint8_t upto; /* the load line's end of its share (1-100) */
 	bool equal, panic;
+	uint8_t prio, mode; /* its priority and kind (walk: the pick lists it) */
 };
 
 /*
@@ -957,8 +958,10 @@ struct http_lb_cache {
 	 * traffic among several runs (a priority's healthy, degraded or, in
 	 * panic, every host): each a run of cand (its cumulative weights
 	 * from 0), the pick choosing one by the load line; n_seg 0: one
-	 * list. walk: more runs than seg holds, or locality weighting
-	 * over them: each pick walks the endpoints. */
+	 * list. walk: more runs than seg holds (n_seg 0: each pick walks
+	 * the endpoints), or locality weighting over them (n_seg: seg
+	 * keeps the runs, not listed: a pick chooses one and walks its
+	 * priority's localities). */
 	uint8_t n_seg;
 	bool walk;
 	struct http_lb_seg seg[HTTP_LB_SEGS];

@@ -1559,18 +1559,22 @@ static uint64_t seg_build(const struct http_lb_in *in, struct http_lb_cache *k,
 	return n;
 }
 
-/* The run of @p k the load line gives @p r into @p c (Envoy's
- * choosePriority over the cached runs), and whether it is panic's. */
+/* The run of @p k whose share of the load line holds @p r % 100 + 1
+ * (Envoy's choosePriority over the cached runs). */
+static const struct http_lb_seg *seg_at(const struct http_lb_cache *k, uint64_t r)
+{
+	uint32_t at = (uint32_t)(r % 100) + 1;
+	for (size_t i = 0; i < k->n_seg; i++)
+		if (at <= k->seg[i].upto)
+			return &k->seg[i];
+	return &k->seg[k->n_seg - 1];
+}
+
+/* That run's listed candidates into @p c, and whether it is panic's. */
 static void seg_narrow(const struct http_lb_cache *k, struct cset *c, uint64_t *stride, uint64_t r,
 		       bool *panic)
 {
-	uint32_t at = (uint32_t)(r % 100) + 1;
-	const struct http_lb_seg *g = &k->seg[k->n_seg - 1];
-	for (size_t i = 0; i < k->n_seg; i++)
-		if (at <= k->seg[i].upto) {
-			g = &k->seg[i];
-			break;
-		}
+	const struct http_lb_seg *g = seg_at(k, r);
 	c->n = g->n;
 	c->total_weight = g->total_weight;
 	c->equal = g->equal;
@@ -1617,10 +1621,21 @@ cache_build(const struct http_lb_in *in, struct http_lb_cache *k, uint32_t panic
 		cset_of(&c, in, runs[0].p, runs[0].mode, &until);
 	} else if (nr > 1) {
 		same = false;
-		if (nr > HTTP_LB_SEGS || (in->cluster && in->cluster->locality_weighted))
+		if (nr > HTTP_LB_SEGS) {
 			k->walk = true;
-		else
+		} else if (in->cluster && in->cluster->locality_weighted) {
+			/* the runs kept, not listed: a pick walks only its
+			 * run's priority (lw_walk), not every endpoint */
+			for (size_t i = 0; i < nr; i++)
+				k->seg[i] = (struct http_lb_seg){.upto = runs[i].upto,
+								 .panic = runs[i].mode == 2,
+								 .prio = (uint8_t)runs[i].p,
+								 .mode = (uint8_t)runs[i].mode};
+			k->n_seg = (uint8_t)nr;
+			k->walk = true;
+		} else {
 			n = seg_build(in, k, runs, nr, &until);
+		}
 	}
 	bool equal = true;
 	uint8_t lb = in->cluster ? in->cluster->lb : ARN_CFG_LB_ROUND_ROBIN;
@@ -1741,6 +1756,15 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 		/* n 0 with lw: the candidates are the localities' (tested
 		 * where an empty list is anyway) */
 		if (__builtin_expect(c.n == 0, 0) && k->lw) {
+			if (k->n_seg && k->walk) {
+				/* Envoy's choosePriority over the kept runs,
+				 * then the run's priority walked */
+				const struct http_lb_seg *g = seg_at(k, prio_rand(in, lb));
+				cset_of(&c, in, g->prio, g->mode, NULL);
+				out->panic = g->panic;
+				stride = 0;
+				goto narrow;
+			}
 			if (k->n_seg)
 				seg_narrow(k, &c, &stride, prio_rand(in, lb), &out->panic);
 			else if (k->walk || !(rr = lw_narrow(k, &c, &stride)))
@@ -1750,6 +1774,7 @@ static int pick_walk(const struct http_lb_in *in, struct http_lb_out *out, uint3
 	walk:
 		out->panic = false;
 		choose(in, panic_pct, &c, &out->panic, NULL, prio_rand(in, lb));
+	narrow:
 		if (c.n && !out->panic && in->cluster && in->cluster->locality_weighted &&
 		    c.pr->n_localities > 1 && lb != ARN_CFG_LB_RING_HASH && lb != ARN_CFG_LB_MAGLEV)
 			lw_walk(in, &c, &one);

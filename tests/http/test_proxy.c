@@ -1376,6 +1376,60 @@ static void test_lb_priority_loads(void **state)
 		assert_true(seen[e] > 0);
 }
 
+/*
+ * Locality weighting over a load split among priorities: a worker keeps
+ * the runs (not the endpoints' walk per pick) and each pick walks only
+ * its run's priority, with the very answers of a pick without a cache.
+ */
+static void test_lb_priority_loads_localities(void **state)
+{
+	(void)state;
+	struct lbfix f;
+	lb_setup(&f, 8, ARN_CFG_LB_RANDOM);
+	static struct arn_cfg_locality l[3];
+	l[0] = (struct arn_cfg_locality){.endpoints = f.ep, .n_endpoints = 2, .weight = 1};
+	l[1] = (struct arn_cfg_locality){.endpoints = f.ep + 2, .n_endpoints = 2, .weight = 3};
+	l[2] = (struct arn_cfg_locality){.endpoints = f.ep + 4, .n_endpoints = 4, .weight = 1};
+	f.prio[0] = (struct arn_cfg_priority){.localities = l, .n_localities = 2, .n_endpoints = 4};
+	f.prio[1] =
+	    (struct arn_cfg_priority){.localities = l + 2, .n_localities = 1, .n_endpoints = 4};
+	f.eps.n_priorities = 2;
+	f.eps.overprovisioning_factor = 140;
+	f.cl.locality_weighted = true;
+	/* P0 2 of 4 healthy (one per locality): 70 / 30 */
+	f.ep[0].health = f.ep[2].health = ARN_CFG_HEALTH_UNHEALTHY;
+	const struct arn_cfg_endpoint *cand[8];
+	uint64_t cum[8];
+	struct http_lb_loc loc[2];
+	uint64_t tmp[4], heap[2];
+	struct http_lb_cache k = {.cap = 8,
+				  .cand = cand,
+				  .cum = cum,
+				  .loc_cap = 2,
+				  .loc = loc,
+				  .loc_tmp = tmp,
+				  .loc_heap = (uint32_t *)(void *)heap};
+	unsigned p0 = 0, seen[8] = {0};
+	for (uint64_t r = 0; r < 1000; r++) {
+		uint64_t rnd = r * 0x9e3779b97f4a7c15ull;
+		struct http_lb_in in = {.cluster = &f.cl, .eps = &f.eps, .rand = rnd};
+		struct http_lb_out a, b;
+		assert_int_equal(http_lb_pick(&in, &a), 0);
+		in.cache = &k;
+		assert_int_equal(http_lb_pick(&in, &b), 0);
+		assert_ptr_equal(a.ep, b.ep);
+		assert_false(a.panic || b.panic);
+		p0 += a.ep - f.ep < 4;
+		seen[a.ep - f.ep]++;
+	}
+	assert_int_equal(k.builds, 1); /* the runs kept, not rebuilt per pick */
+	assert_int_equal(k.n_seg, 2);
+	assert_true(p0 > 650 && p0 < 750);
+	assert_int_equal(seen[0] + seen[2], 0);
+	/* P0's localities by weight, 1 : 3 */
+	assert_true(seen[3] > 2 * seen[1]);
+}
+
 static void test_lb_priorities(void **state)
 {
 	(void)state;
@@ -2869,6 +2923,7 @@ int main(void)
 	    cmocka_unit_test(test_lb_single_host),
 	    cmocka_unit_test(test_lb_priorities),
 	    cmocka_unit_test(test_lb_priority_loads),
+	    cmocka_unit_test(test_lb_priority_loads_localities),
 	    cmocka_unit_test(test_lb_least_request_random_hash),
 	    cmocka_unit_test(test_lb_ring_table),
 	    cmocka_unit_test(test_lb_ring_is_envoys),
