@@ -388,15 +388,12 @@ size_t http_otel_export_encode(uint8_t *out, size_t cap, const char *svc, size_t
 
 /* ---- per request ---------------------------------------------------------------------------- */
 
-/* The first value of header @p name (@p nl bytes, lower case) in @p m. */
+/* The first line of header @p name (@p nl bytes) in @p m's head
+ * (arn_h1_find), or NULL. */
 static const struct arn_h1_header *hdr_find(const struct arn_h1_msg *m, const char *name, size_t nl)
 {
-	for (int i = 0; i < m->n_hdrs; i++) {
-		const struct arn_h1_header *h = &m->hdrs[i];
-		if (h->name_len == nl && arn_h1_eq_nocase(h->name, nl, name, nl))
-			return h;
-	}
-	return NULL;
+	int k = arn_h1_find(m, name, nl, 0);
+	return k >= 0 ? &m->hdrs[k] : NULL;
 }
 
 static uint64_t otel_rand(struct http_worker *w);
