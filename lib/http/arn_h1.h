@@ -599,6 +599,24 @@ enum arn_h1_edit_op {
 	ARN_H1_EDIT_ADD_IF_ABSENT,  /* ADD_IF_ABSENT */
 	ARN_H1_EDIT_APPEND_VALUE,   /* x-forwarded-for: existing values joined with ",", then
 				       ",value"; or add */
+	/* drop every line whose name is one of a set (struct arn_h1_name_set:
+	 * the edit's name is NULL, name_len 0, id1 ARN_H1_H_OTHER + 1): one
+	 * edit, not one a name, for a list such as Envoy's internal headers */
+	ARN_H1_EDIT_REMOVE_SET,
+};
+
+/* ARN_H1_EDIT_REMOVE_SET's names, each lowercase and without a header id
+ * (arn_h1_hdr.def names none of them), all beginning with @c prefix (a
+ * line whose name does not is passed over with one comparison). The edit
+ * points at it: value = (const char *)(const void *)set, value_len 0. */
+struct arn_h1_name_set {
+	const char *prefix;
+	uint16_t prefix_len;
+	uint16_t n;
+	const struct arn_h1_name {
+		const char *s;
+		uint16_t len;
+	} *names;
 };
 
 struct arn_h1_edit {

@@ -605,33 +605,42 @@ levels_edits(const struct edits *ed, const struct http_subst *sub, bool request,
 
 /* ---- the upstream request ---------------------------------------------------- */
 
-/* x-envoy-* headers Envoy strips from requests that come from outside:
- * their removals, built once and copied whole into an edge request's
- * edits. None of these names is in arn_h1_hdr.def (the writer then
- * compares them with the fields without an id, as its lookup would
- * have had it; test_router_edits_carry_header_ids checks the ids). */
-#define ENVOY_INTERNAL(s)                                                                          \
-	{                                                                                          \
-		.name = s, .name_len = sizeof(s) - 1, .op = ARN_H1_EDIT_REMOVE,                    \
-		.id1 = ARN_H1_H_OTHER + 1                                                          \
-	}
-static const struct arn_h1_edit envoy_internal_removals[] = {
-    ENVOY_INTERNAL("x-envoy-internal"),
-    ENVOY_INTERNAL("x-envoy-external-address"),
-    ENVOY_INTERNAL("x-envoy-expected-rq-timeout-ms"),
-    ENVOY_INTERNAL("x-envoy-upstream-rq-timeout-ms"),
-    ENVOY_INTERNAL("x-envoy-upstream-rq-per-try-timeout-ms"),
-    ENVOY_INTERNAL("x-envoy-max-retries"),
-    ENVOY_INTERNAL("x-envoy-retry-on"),
-    ENVOY_INTERNAL("x-envoy-retry-grpc-on"),
-    ENVOY_INTERNAL("x-envoy-force-trace"),
-    ENVOY_INTERNAL("x-envoy-downstream-service-cluster"),
-    ENVOY_INTERNAL("x-envoy-downstream-service-node"),
-    ENVOY_INTERNAL("x-envoy-decorator-operation"),
-    ENVOY_INTERNAL("x-envoy-upstream-alt-stat-name"),
-    ENVOY_INTERNAL("x-envoy-ip-tags"),
-    ENVOY_INTERNAL("x-envoy-hedge-on-per-try-timeout"),
-    ENVOY_INTERNAL("x-envoy-upstream-rq-timeout-alt-response"),
+/* x-envoy-* headers Envoy strips from a request that is not internal
+ * (its cleanInternalHeaders, whatever use_remote_address says), as one
+ * edit each way (ARN_H1_EDIT_REMOVE_SET: a kept list has room for it,
+ * and a line not named x-envoy-* costs one comparison). An edge request
+ * (use_remote_address, not internal) loses the first three too; any other
+ * starts at the fourth. x-envoy-internal is Envoy's mutateRequestHeaders'
+ * own: a client's is removed always (an internal request's is then set). */
+#define NAME(s) {s, sizeof(s) - 1}
+static const struct arn_h1_name envoy_clean_names[] = {
+    NAME("x-envoy-decorator-operation"),
+    NAME("x-envoy-downstream-service-cluster"),
+    NAME("x-envoy-downstream-service-node"),
+    /* from here: every request that is not internal */
+    NAME("x-envoy-internal"),
+    NAME("x-envoy-retriable-status-codes"),
+    NAME("x-envoy-retriable-header-names"),
+    NAME("x-envoy-retry-on"),
+    NAME("x-envoy-retry-grpc-on"),
+    NAME("x-envoy-max-retries"),
+    NAME("x-envoy-upstream-alt-stat-name"),
+    NAME("x-envoy-upstream-rq-timeout-ms"),
+    NAME("x-envoy-upstream-rq-per-try-timeout-ms"),
+    NAME("x-envoy-upstream-rq-timeout-alt-response"),
+    NAME("x-envoy-expected-rq-timeout-ms"),
+    NAME("x-envoy-force-trace"),
+    NAME("x-envoy-ip-tags"),
+    NAME("x-envoy-original-url"),
+    NAME("x-envoy-hedge-on-per-try-timeout"),
+};
+#undef NAME
+#define ENVOY_CLEAN_N (sizeof(envoy_clean_names) / sizeof(envoy_clean_names[0]))
+#define ENVOY_CLEAN_EDGE_ONLY 3u
+static const struct arn_h1_name_set envoy_clean_sets[2] = {
+    {"x-envoy-", 8, ENVOY_CLEAN_N - ENVOY_CLEAN_EDGE_ONLY,
+     envoy_clean_names + ENVOY_CLEAN_EDGE_ONLY},
+    {"x-envoy-", 8, ENVOY_CLEAN_N, envoy_clean_names},
 };
 
 /* x-envoy-expected-rq-timeout-ms's whole line, "name: <ms>\r\n" and a
@@ -748,48 +757,6 @@ xfcc_edits(struct edits *ed, const struct arn_cfg_hcm *h, const struct http_req_
 	    id, name, 23, x->xfcc, x->xfcc_len);
 }
 
-/* Envoy's cleanInternalHeaders for a request that is not an edge one:
- * what a listener with original_ip_detection_extensions (never
- * use_remote_address) removes from a request its detection did not trust
- * (x-envoy-internal first: Envoy removes a client's always). */
-static const struct arn_h1_edit ipd_removals[] = {
-    ENVOY_INTERNAL("x-envoy-internal"),
-    ENVOY_INTERNAL("x-envoy-retriable-status-codes"),
-    ENVOY_INTERNAL("x-envoy-retriable-header-names"),
-    ENVOY_INTERNAL("x-envoy-retry-on"),
-    ENVOY_INTERNAL("x-envoy-retry-grpc-on"),
-    ENVOY_INTERNAL("x-envoy-max-retries"),
-    ENVOY_INTERNAL("x-envoy-upstream-alt-stat-name"),
-    ENVOY_INTERNAL("x-envoy-upstream-rq-timeout-ms"),
-    ENVOY_INTERNAL("x-envoy-upstream-rq-per-try-timeout-ms"),
-    ENVOY_INTERNAL("x-envoy-upstream-rq-timeout-alt-response"),
-    ENVOY_INTERNAL("x-envoy-expected-rq-timeout-ms"),
-    ENVOY_INTERNAL("x-envoy-force-trace"),
-    ENVOY_INTERNAL("x-envoy-ip-tags"),
-    ENVOY_INTERNAL("x-envoy-original-url"),
-    ENVOY_INTERNAL("x-envoy-hedge-on-per-try-timeout"),
-};
-
-/* A listener with original_ip_detection_extensions: a request whose
- * detected address is trusted and internal (allow_extension_to_set_
- * address_as_trusted, internal_address_config) gets x-envoy-internal:
- * true; any other has the client's x-envoy-* removed, as Envoy's
- * mutateRequestHeaders does whatever use_remote_address says. */
-static int __attribute__((noinline)) ipd_internal_edits(struct edits *ed, bool internal)
-{
-	if (internal)
-		return edit_push_id(ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, "x-envoy-internal", 16,
-				    "true", 4);
-	const unsigned nr = sizeof(ipd_removals) / sizeof(ipd_removals[0]);
-	if (ed->cap - ed->n < nr)
-		return -ENOSPC;
-	memcpy(ed->e + ed->n, ipd_removals, sizeof(ipd_removals));
-	ed->n += nr;
-	return 0;
-}
-
-#undef ENVOY_INTERNAL
-
 int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct arn_h1_edit *e,
 		   unsigned cap)
 {
@@ -849,25 +816,28 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		&ed, h->xff_num_trusted_hops == 0 ? ARN_H1_EDIT_SET : ARN_H1_EDIT_ADD_IF_ABSENT,
 		ARN_H1_H_X_FORWARDED_PROTO, x->tls ? xfp_https : xfp_http, 17, x->tls ? 5 : 4))
 		return -ENOSPC;
-	/* x-envoy-* from outside are not to be trusted */
-	if (edge) {
-		const unsigned nr =
-		    sizeof(envoy_internal_removals) / sizeof(envoy_internal_removals[0]);
-		if (ed.cap - ed.n < nr)
+	/* x-envoy-*: an internal request's x-envoy-internal is set; any
+	 * other's are not to be trusted (Envoy's mutateRequestHeaders and
+	 * cleanInternalHeaders: behind a trusted proxy too) */
+	if (internal) {
+		if (edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, "x-envoy-internal", 16,
+				 "true", 4))
 			return -ENOSPC;
-		memcpy(ed.e + ed.n, envoy_internal_removals, sizeof(envoy_internal_removals));
-		ed.n += nr;
+	} else if (ed.n >= ed.cap) {
+		return -ENOSPC;
+	} else {
+		ed.e[ed.n++] = (struct arn_h1_edit){
+		    .op = ARN_H1_EDIT_REMOVE_SET,
+		    .id1 = ARN_H1_H_OTHER + 1,
+		    .value = (const char *)(const void *)&envoy_clean_sets[edge]};
+	}
+	/* the edge's first trusted address */
+	if (edge) {
 		int k = ip4_fmt(x->client_addr, tmp, sizeof(tmp));
 		const char *v = text_put(x->text, x->text_cap, &x->text_len, tmp, (size_t)k);
 		if (!v || edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER,
 				       "x-envoy-external-address", 24, v, (size_t)k))
 			return -ENOSPC;
-	} else if (internal && h->use_remote_address) {
-		if (edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, "x-envoy-internal", 16,
-				 "true", 4))
-			return -ENOSPC;
-	} else if (__builtin_expect(h->n_ip_detect != 0, 0) && ipd_internal_edits(&ed, internal)) {
-		return -ENOSPC;
 	}
 	/* x-request-id */
 	x->request_id = NULL;

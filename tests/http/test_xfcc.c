@@ -454,8 +454,8 @@ static void test_xfcc_append_and_set(void **state)
 /* The edits for @p req from peer @p raddr on an edge manager
  * (use_remote_address) whose internal_address_config is @p cfg (with
  * @p n ranges), into @p out; *@p internal as the router found it. */
-static const char *edge(bool cfg, const struct arn_cfg_cidr *cidrs, size_t n, uint32_t raddr,
-			const char *req, bool *internal, char *out, size_t cap)
+static const char *edits_out(bool ura, bool cfg, const struct arn_cfg_cidr *cidrs, size_t n,
+			     uint32_t raddr, const char *req, bool *internal, char *out, size_t cap)
 {
 	struct req r;
 	snprintf(r.buf, sizeof(r.buf), "%s", req);
@@ -465,7 +465,7 @@ static const char *edge(bool cfg, const struct arn_cfg_cidr *cidrs, size_t n, ui
 	assert_true(arn_h1_parse(&r.p, r.buf, strlen(r.buf), &ev) > 0);
 	struct arn_cfg_hcm h;
 	memset(&h, 0, sizeof(h));
-	h.use_remote_address = true;
+	h.use_remote_address = ura;
 	h.internal_cfg = cfg;
 	h.internal_cidrs = (struct arn_cfg_cidr *)cidrs;
 	h.n_internal_cidrs = n;
@@ -483,6 +483,12 @@ static const char *edge(bool cfg, const struct arn_cfg_cidr *cidrs, size_t n, ui
 	http_client_addr(&h, &r.m, raddr, &fi);
 	assert_int_equal(fi, x.internal);
 	return out;
+}
+
+static const char *edge(bool cfg, const struct arn_cfg_cidr *cidrs, size_t n, uint32_t raddr,
+			const char *req, bool *internal, char *out, size_t cap)
+{
+	return edits_out(true, cfg, cidrs, n, raddr, req, internal, out, cap);
 }
 
 #define FORGED                                                                                     \
@@ -503,6 +509,66 @@ static void test_rfc1918_peer_is_external_by_default(void **state)
 	    strstr(out, "x-envoy-internal"))
 		fail_msg("a 10.0.0.5 client was trusted as internal:\n%s", out);
 	assert_non_null(strstr(out, "x-envoy-external-address: 10.0.0.5\r\n"));
+}
+
+/* Envoy's mutateRequestHeaders runs cleanInternalHeaders on every request
+ * that is not internal, with use_remote_address or without: behind a
+ * trusted proxy (its default XFF detection) a client's x-envoy-* retry,
+ * timeout and trace headers must not reach the upstream either, and its
+ * own x-envoy-internal goes always. The edge-only three (decorator,
+ * downstream service cluster and node) stay off the edge. Fails before:
+ * x-envoy-max-retries: 9 went upstream from 203.0.113.7 behind a proxy,
+ * and x-envoy-retriable-status-codes from the edge. */
+static void test_not_internal_requests_lose_envoy_headers(void **state)
+{
+	(void)state;
+	char out[2048];
+	bool internal;
+	static const char forged[] =
+	    "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: %s\r\n"
+	    "x-envoy-max-retries: 9\r\nx-envoy-retry-on: 5xx\r\nx-envoy-internal: true\r\n"
+	    "x-envoy-retriable-status-codes: 418\r\nx-envoy-original-url: http://x/\r\n"
+	    "x-envoy-force-trace: 1\r\nx-envoy-upstream-rq-timeout-ms: 1\r\n"
+	    "x-envoy-decorator-operation: op\r\nx-envoy-downstream-service-node: n\r\n\r\n";
+	static const char *const cleaned[] = {
+	    "x-envoy-max-retries", "x-envoy-retry-on", "x-envoy-retriable-status-codes",
+	    "x-envoy-original-url", "x-envoy-force-trace", "x-envoy-upstream-rq-timeout-ms"};
+	char req[1024];
+	/* behind a proxy: the last XFF address, external */
+	snprintf(req, sizeof(req), forged, "203.0.113.7");
+	edits_out(false, true, NULL, 0, 0x0a000005, req, &internal, out, sizeof(out));
+	assert_false(internal);
+	for (size_t i = 0; i < sizeof(cleaned) / sizeof(cleaned[0]); i++)
+		if (strstr(out, cleaned[i]))
+			fail_msg("%s went upstream from an external client behind a proxy:\n%s",
+				 cleaned[i], out);
+	assert_null(strstr(out, "x-envoy-internal"));
+	assert_null(strstr(out, "x-envoy-external-address")); /* not the edge */
+	assert_non_null(strstr(out, "x-envoy-decorator-operation: op\r\n"));
+	assert_non_null(strstr(out, "x-envoy-downstream-service-node: n\r\n"));
+	/* behind a proxy, one internal XFF address: trusted, and said so */
+	snprintf(req, sizeof(req), forged, "10.1.2.3");
+	edits_out(false, true, NULL, 0, 0xc6120005, req, &internal, out, sizeof(out));
+	assert_true(internal);
+	assert_non_null(strstr(out, "x-envoy-max-retries: 9\r\n"));
+	assert_non_null(strstr(out, "x-envoy-internal: true\r\n"));
+	/* two addresses: not internal, its claim removed */
+	snprintf(req, sizeof(req), forged, "10.1.2.3, 10.1.2.4");
+	edits_out(false, true, NULL, 0, 0xc6120005, req, &internal, out, sizeof(out));
+	assert_false(internal);
+	assert_null(strstr(out, "x-envoy-internal"));
+	assert_null(strstr(out, "x-envoy-max-retries"));
+	/* the edge: all of them, the edge-only three too */
+	snprintf(req, sizeof(req), forged, "203.0.113.7");
+	edge(true, NULL, 0, 0xc6120005, req, &internal, out, sizeof(out));
+	assert_false(internal);
+	for (size_t i = 0; i < sizeof(cleaned) / sizeof(cleaned[0]); i++)
+		if (strstr(out, cleaned[i]))
+			fail_msg("%s went upstream from the edge:\n%s", cleaned[i], out);
+	assert_null(strstr(out, "x-envoy-decorator-operation"));
+	assert_null(strstr(out, "x-envoy-downstream-service-node"));
+	assert_null(strstr(out, "x-envoy-internal"));
+	assert_non_null(strstr(out, "x-envoy-external-address: 198.18.0.5\r\n"));
 }
 
 /* internal_address_config {}: RFC 1918 and loopback; with cidr_ranges,
@@ -762,6 +828,7 @@ int main(void)
 	    cmocka_unit_test(test_xfcc_append_and_set),
 	    cmocka_unit_test(test_rfc1918_peer_is_external_by_default),
 	    cmocka_unit_test(test_internal_address_config),
+	    cmocka_unit_test(test_not_internal_requests_lose_envoy_headers),
 	    cmocka_unit_test(test_skip_xff_append),
 	    cmocka_unit_test(test_ipd_xff_envoy_vectors),
 	    cmocka_unit_test(test_ipd_custom_header),
