@@ -87,6 +87,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 /** Parsers return this when they took all of their input and need more. */
@@ -208,6 +209,12 @@ struct arn_h1_header {
 /* the parser asked for a trailer array (ARN_H1_EV_NEED_TRAILERS) for this
  * message: it asks once */
 #define ARN_H1_F_TRAILERS_ASKED (1u << 22)
+/* a head field a connection manager may have to take out before anything
+ * reads the head (Envoy's mutateRequestHeaders): one named x-envoy-*, or
+ * x-forwarded-client-cert. Set by the parser and by HTTP/2's header
+ * callback (arn_h1_proxy_field), so that a head without one costs the
+ * manager one test. */
+#define ARN_H1_F_PROXY_FIELDS (1u << 23)
 
 /**
  * One message. The caller owns it and the header array; the parser fills it
@@ -504,6 +511,23 @@ const char *arn_h1_hdr_name(enum arn_h1_hdr_id id);
 /** ASCII case-insensitive equality of two byte strings. */
 bool arn_h1_eq_nocase(const char *a, size_t an, const char *b, size_t bn);
 
+/** Is a field named @p name (@p len bytes of a valid field name, a token)
+ * with header id @p id one ARN_H1_F_PROXY_FIELDS marks? One load and
+ * compare for a name without an id: OR 0x20 folds the case of letters
+ * and leaves '-' (0x2d) as it is; no other token byte folds onto one of
+ * "x-envoy-"'s. */
+static inline bool arn_h1_proxy_field(const char *name, size_t len, unsigned id)
+{
+	if (id == ARN_H1_H_X_FORWARDED_CLIENT_CERT)
+		return true;
+	if (id != ARN_H1_H_OTHER || len <= 8)
+		return false;
+	uint64_t w, lit;
+	memcpy(&w, name, 8);
+	memcpy(&lit, "x-envoy-", 8);
+	return (w | 0x2020202020202020ull) == lit;
+}
+
 /**
  * Index of the first head header at or after @p from named @p name
  * (case-insensitive), or -1. Trailers are not searched.
@@ -599,24 +623,6 @@ enum arn_h1_edit_op {
 	ARN_H1_EDIT_ADD_IF_ABSENT,  /* ADD_IF_ABSENT */
 	ARN_H1_EDIT_APPEND_VALUE,   /* x-forwarded-for: existing values joined with ",", then
 				       ",value"; or add */
-	/* drop every line whose name is one of a set (struct arn_h1_name_set:
-	 * the edit's name is NULL, name_len 0, id1 ARN_H1_H_OTHER + 1): one
-	 * edit, not one a name, for a list such as Envoy's internal headers */
-	ARN_H1_EDIT_REMOVE_SET,
-};
-
-/* ARN_H1_EDIT_REMOVE_SET's names, each lowercase and without a header id
- * (arn_h1_hdr.def names none of them), all beginning with @c prefix (a
- * line whose name does not is passed over with one comparison). The edit
- * points at it: value = (const char *)(const void *)set, value_len 0. */
-struct arn_h1_name_set {
-	const char *prefix;
-	uint16_t prefix_len;
-	uint16_t n;
-	const struct arn_h1_name {
-		const char *s;
-		uint16_t len;
-	} *names;
 };
 
 struct arn_h1_edit {

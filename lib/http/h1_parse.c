@@ -618,6 +618,13 @@ add_head_field(struct arn_h1_parser *p, struct arn_h1_msg *m, struct arn_h1_head
 		else
 			m->flags |= ARN_H1_F_EXPECT_OTHER;
 		return 0;
+	case ARN_H1_H_X_FORWARDED_CLIENT_CERT:
+		m->flags |= ARN_H1_F_PROXY_FIELDS;
+		return 0;
+	case ARN_H1_H_OTHER:
+		if (arn_h1_proxy_field(name, nlen, ARN_H1_H_OTHER))
+			m->flags |= ARN_H1_F_PROXY_FIELDS;
+		return 0;
 	default:
 		return 0;
 	}

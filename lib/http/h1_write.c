@@ -433,21 +433,6 @@ static void write_joined(struct arn_h1_wbuf *w, const struct arn_h1_msg *m, int 
 	arn_h1_put(w, "\r\n", 2);
 }
 
-/* Is @p h's name one of ARN_H1_EDIT_REMOVE_SET's @p e? */
-static __attribute__((noinline)) bool in_name_set(const struct arn_h1_edit *e,
-						  const struct arn_h1_header *h)
-{
-	const struct arn_h1_name_set *set = (const struct arn_h1_name_set *)(const void *)e->value;
-	if (h->name_len <= set->prefix_len ||
-	    !arn_h1_eq_nocase(h->name, set->prefix_len, set->prefix, set->prefix_len))
-		return false;
-	for (unsigned i = 0; i < set->n; i++)
-		if (set->names[i].len == h->name_len &&
-		    arn_h1_eq_nocase(h->name, h->name_len, set->names[i].s, h->name_len))
-			return true;
-	return false;
-}
-
 /* Two bytes at @p p are @p lit's two (one load and compare) */
 static inline bool eq2(const char *p, const char *lit)
 {
@@ -541,13 +526,8 @@ write_fields_edited(struct arn_h1_wbuf *w, const struct fields_ctx *c, const boo
 				uint64_t bit = 1ull << k;
 				if (hid == ARN_H1_H_OTHER &&
 				    (h->name_len != e->name_len ||
-				     !arn_h1_eq_nocase(h->name, h->name_len, e->name, e->name_len))) {
-					/* (a set's name_len is 0: no name is empty) */
-					if (__builtin_expect(e->op == ARN_H1_EDIT_REMOVE_SET, 0) &&
-					    in_name_set(e, h))
-						drop = true;
+				     !arn_h1_eq_nocase(h->name, h->name_len, e->name, e->name_len)))
 					continue;
-				}
 				switch (e->op) {
 				case ARN_H1_EDIT_REMOVE:
 					drop = true;

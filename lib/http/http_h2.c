@@ -605,6 +605,8 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, nghttp2_rcbuf *
 	    .value_len = (uint32_t)v.len,
 	    .id = (uint16_t)arn_h1_hdr_lookup(np, n.len),
 	};
+	if (arn_h1_proxy_field(np, n.len, hd->id))
+		m->flags |= ARN_H1_F_PROXY_FIELDS;
 	if (hd->id == ARN_H1_H_HOST) {
 		if (m->host_idx >= 0)
 			return 0; /* one Host: the first (or :authority's) */

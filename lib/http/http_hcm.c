@@ -771,6 +771,13 @@ static void on_head(struct http_stream *st)
 	if (__builtin_expect(h->head_policies, 0) && head_policies(st, h))
 		return;
 
+	/* a client's x-envoy-* and x-forwarded-client-cert that Envoy's
+	 * mutateRequestHeaders takes out go before anything reads the head
+	 * (filters, routes, logs: RBAC's header matchers, ext_authz's check);
+	 * one test of a flag the parser set for a head without them */
+	if (__builtin_expect(m->flags & ARN_H1_F_PROXY_FIELDS, 0))
+		http_route_sanitize(st);
+
 	/* normalize_path / merge_slashes: before anything looks at the path
 	 * (health checks, routes), and the upstream gets the result, as Envoy
 	 * changes :path itself. A path that stays as it is costs one scan. */

@@ -785,6 +785,18 @@ bool http_addr_internal(const struct arn_cfg_hcm *h, uint32_t a);
 uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,
 			  bool *internal);
 
+/** Envoy's mutateRequestHeaders' removals, on the head itself before any
+ * filter, route or log reads it (so that none sees what the upstream
+ * will not): a client's x-envoy-internal always; unless the request is
+ * internal (http_client_addr), the rest of cleanInternalHeaders' list, the
+ * decorator and downstream service headers too at the edge; its
+ * x-forwarded-client-cert per forward_client_cert_details (SANITIZE, or
+ * any mode but ALWAYS_FORWARD_ONLY on a connection whose client
+ * presented no certificate, @p mtls false). For a head with
+ * ARN_H1_F_PROXY_FIELDS (cleared here). @return the fields taken out. */
+unsigned http_req_sanitize(const struct arn_cfg_hcm *h, struct arn_h1_msg *m, uint32_t raddr,
+			   bool mtls);
+
 /** Response edits: server header, x-envoy-upstream-service-time (if
  * @p service_ms >= 0), response_headers_to_add / _remove at every level. */
 struct http_resp_ctx {

@@ -605,15 +605,20 @@ levels_edits(const struct edits *ed, const struct http_subst *sub, bool request,
 
 /* ---- the upstream request ---------------------------------------------------- */
 
-/* x-envoy-* headers Envoy strips from a request that is not internal
- * (its cleanInternalHeaders, whatever use_remote_address says), as one
- * edit each way (ARN_H1_EDIT_REMOVE_SET: a kept list has room for it,
- * and a line not named x-envoy-* costs one comparison). An edge request
- * (use_remote_address, not internal) loses the first three too; any other
- * starts at the fourth. x-envoy-internal is Envoy's mutateRequestHeaders'
- * own: a client's is removed always (an internal request's is then set). */
-#define NAME(s) {s, sizeof(s) - 1}
-static const struct arn_h1_name envoy_clean_names[] = {
+/* x-envoy-* headers Envoy strips from a request that is not internal (its
+ * cleanInternalHeaders, whatever use_remote_address says). An edge
+ * request (use_remote_address, not internal) loses the first three too;
+ * any other starts at the fourth. x-envoy-internal is Envoy's
+ * mutateRequestHeaders' own: a client's is removed always (an internal
+ * request's is then set, http_req_edits). */
+#define NAME(s)                                                                                    \
+	{                                                                                          \
+		s, sizeof(s) - 1                                                                   \
+	}
+static const struct {
+	const char *s;
+	uint8_t len;
+} envoy_clean[] = {
     NAME("x-envoy-decorator-operation"),
     NAME("x-envoy-downstream-service-cluster"),
     NAME("x-envoy-downstream-service-node"),
@@ -635,13 +640,57 @@ static const struct arn_h1_name envoy_clean_names[] = {
     NAME("x-envoy-hedge-on-per-try-timeout"),
 };
 #undef NAME
-#define ENVOY_CLEAN_N (sizeof(envoy_clean_names) / sizeof(envoy_clean_names[0]))
 #define ENVOY_CLEAN_EDGE_ONLY 3u
-static const struct arn_h1_name_set envoy_clean_sets[2] = {
-    {"x-envoy-", 8, ENVOY_CLEAN_N - ENVOY_CLEAN_EDGE_ONLY,
-     envoy_clean_names + ENVOY_CLEAN_EDGE_ONLY},
-    {"x-envoy-", 8, ENVOY_CLEAN_N, envoy_clean_names},
-};
+
+/* Is @p f one of the fields http_req_sanitize takes out? */
+static bool sanitized(const struct arn_cfg_hcm *h, const struct arn_h1_header *f, bool internal,
+		      bool edge, bool mtls)
+{
+	if (f->id == ARN_H1_H_X_FORWARDED_CLIENT_CERT)
+		return h->fcc == ARN_CFG_FCC_SANITIZE ||
+		       (h->fcc != ARN_CFG_FCC_ALWAYS_FORWARD_ONLY && !mtls);
+	if (!arn_h1_proxy_field(f->name, f->name_len, f->id))
+		return false;
+	if (internal)
+		return f->name_len == 16 && arn_h1_eq_nocase(f->name, 16, "x-envoy-internal", 16);
+	for (size_t i = edge ? 0 : ENVOY_CLEAN_EDGE_ONLY;
+	     i < sizeof(envoy_clean) / sizeof(envoy_clean[0]); i++)
+		if (envoy_clean[i].len == f->name_len &&
+		    arn_h1_eq_nocase(f->name, f->name_len, envoy_clean[i].s, f->name_len))
+			return true;
+	return false;
+}
+
+unsigned http_req_sanitize(const struct arn_cfg_hcm *h, struct arn_h1_msg *m, uint32_t raddr,
+			   bool mtls)
+{
+	bool internal = false;
+	http_client_addr(h, m, raddr, &internal);
+	bool edge = h->use_remote_address && !internal;
+	unsigned j = 0;
+	int host = -1, upgrade = -1;
+	for (unsigned i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *f = &m->hdrs[i];
+		if (sanitized(h, f, internal, edge, mtls))
+			continue;
+		if ((int)i == m->host_idx)
+			host = (int)j;
+		if ((int)i == m->upgrade_idx)
+			upgrade = (int)j;
+		if (i != j)
+			m->hdrs[j] = *f;
+		j++;
+	}
+	unsigned gone = m->n_hdrs - j;
+	if (gone) {
+		m->n_hdrs = (uint16_t)j;
+		m->host_idx = (int16_t)host;
+		m->upgrade_idx = (int16_t)upgrade;
+		m->flags &= ~ARN_H1_F_FIELDS_WHOLE; /* the block is no longer whole */
+	}
+	m->flags &= ~ARN_H1_F_PROXY_FIELDS;
+	return gone;
+}
 
 /* x-envoy-expected-rq-timeout-ms's whole line, "name: <ms>\r\n" and a
  * NUL, into @p d (TMO_LINE_MAX bytes: 10 digits at most): the number's
@@ -816,21 +865,12 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		&ed, h->xff_num_trusted_hops == 0 ? ARN_H1_EDIT_SET : ARN_H1_EDIT_ADD_IF_ABSENT,
 		ARN_H1_H_X_FORWARDED_PROTO, x->tls ? xfp_https : xfp_http, 17, x->tls ? 5 : 4))
 		return -ENOSPC;
-	/* x-envoy-*: an internal request's x-envoy-internal is set; any
-	 * other's are not to be trusted (Envoy's mutateRequestHeaders and
-	 * cleanInternalHeaders: behind a trusted proxy too) */
-	if (internal) {
-		if (edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, "x-envoy-internal", 16,
-				 "true", 4))
-			return -ENOSPC;
-	} else if (ed.n >= ed.cap) {
+	/* x-envoy-internal: an internal request's is set (a client's, and
+	 * the x-envoy-* a request that is not internal may not bring, were
+	 * taken out of the head before anything read it: http_req_sanitize) */
+	if (internal &&
+	    edit_push_id(&ed, ARN_H1_EDIT_SET, ARN_H1_H_OTHER, "x-envoy-internal", 16, "true", 4))
 		return -ENOSPC;
-	} else {
-		ed.e[ed.n++] = (struct arn_h1_edit){
-		    .op = ARN_H1_EDIT_REMOVE_SET,
-		    .id1 = ARN_H1_H_OTHER + 1,
-		    .value = (const char *)(const void *)&envoy_clean_sets[edge]};
-	}
 	/* the edge's first trusted address */
 	if (edge) {
 		int k = ip4_fmt(x->client_addr, tmp, sizeof(tmp));

@@ -760,6 +760,13 @@ static void request_edit_overflow(struct http_stream *st, const char *details)
 	http_conn_run(hc);
 }
 
+void __attribute__((noinline, cold)) http_route_sanitize(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	bool mtls = hc->tls && arn_tls_peer_cert_presented(hc->tls);
+	http_req_sanitize(hc->hcm, &st->req.m, hc->raddr, mtls);
+}
+
 /*
  * The request edits a keep-alive connection keeps (struct http_conn.re_*).
  * http_req_edits makes the same list again for another request when

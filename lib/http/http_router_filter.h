@@ -35,6 +35,11 @@ struct arn_cfg_route_table;
  */
 void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
 		const struct arn_cfg_route_table *rt, const struct arn_cfg_request *req);
+/** http_req_sanitize on the stream's request head, for its connection
+ * (its peer, whether its client presented a certificate): on_head, before
+ * any filter, route or log reads the head. Out of line: only a head with
+ * ARN_H1_F_PROXY_FIELDS comes here. */
+void http_route_sanitize(struct http_stream *st);
 bool http_attempt_send_(struct http_stream *st);
 /**
  * The attempt's request goes on, once its upstream connection took what

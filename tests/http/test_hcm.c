@@ -1480,15 +1480,13 @@ static void test_regex_rewrite_to_nothing_refused(void **state)
 }
 
 /* Header edits at the edge of the edit slots (63 for a request: one stays
- * for a content-length removal): x-forwarded-proto, the removal of an
- * external client's x-envoy-* (one edit for the set) and 61 additions
- * fit, 62 do not, and the request is refused rather than sent short of
- * them. */
+ * for a content-length removal): x-forwarded-proto and 62 additions fit,
+ * 63 do not, and the request is refused rather than sent short of them. */
 static void test_request_edit_slots_fail_closed(void **state)
 {
 	(void)state;
 	static char routes[16384];
-	for (int adds = 61; adds <= 62; adds++) {
+	for (int adds = 62; adds <= 63; adds++) {
 		int k = snprintf(routes, sizeof(routes),
 				 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\","
 				 "\"timeout\":\"0s\"},\"request_headers_to_add\":[");
@@ -1502,8 +1500,8 @@ static void test_request_edit_slots_fail_closed(void **state)
 		send_s(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
 		struct arn_tcp_conn *u = upstream_accepts();
 		poll_ms(1);
-		if (adds == 61) {
-			want_in(u->tx, "x-add-60: v\r\n");
+		if (adds == 62) {
+			want_in(u->tx, "x-add-61: v\r\n");
 			send_s(u, UP_OK);
 			assert_true(answered(c, "HTTP/1.1 200 OK\r\n"));
 			assert_int_equal(stat("http.in.rq_edit_overflow"), 0);
@@ -10673,6 +10671,9 @@ static void test_router_edits_carry_header_ids(void **state)
 	for (unsigned r = 0; r < sizeof(rq) / sizeof(rq[0]); r++) {
 		struct parsed_req in;
 		parse_req(&in, rq[r].head);
+		/* as the connection manager's head does (on_head) */
+		if (in.m.flags & ARN_H1_F_PROXY_FIELDS)
+			http_req_sanitize(&h, &in.m, rq[r].raddr, false);
 		struct http_req_ctx x;
 		memset(&x, 0, sizeof(x));
 		x.hcm = &h;

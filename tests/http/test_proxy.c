@@ -105,6 +105,9 @@ static struct arn_cfg_hcm hcm_default(void)
 static const char *edited(struct http_req_ctx *x, struct req *r, char *out, size_t cap)
 {
 	struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+	/* as the connection manager's head does (on_head), then the router */
+	if (r->m.flags & ARN_H1_F_PROXY_FIELDS)
+		http_req_sanitize(x->hcm, &r->m, x->raddr, x->mtls);
 	int n = http_req_edits(x, &r->m, e, ARN_H1_MAX_EDITS);
 	assert_true(n >= 0);
 	apply(&r->m, e, n, out, cap);

@@ -122,6 +122,70 @@ static void test_xfcc_sanitized_by_default(void **state)
 	hh_end();
 }
 
+/* Listener "dyn" as LSN, whose route adds what a filter or a route reads
+ * of the client's x-forwarded-client-cert and x-envoy-max-retries. */
+/* clang-format off */
+#define LSN_SEEN                                                                                   \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"dyn\","             \
+	"\"generate_request_id\":false,%s"                                                          \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"},"      \
+	"\"request_headers_to_add\":[{\"header\":{\"key\":\"x-seen-xfcc\",\"value\":"            \
+	"\"[%%REQ(x-forwarded-client-cert)%%]\"}},{\"header\":{\"key\":\"x-seen-retries\","      \
+	"\"value\":\"[%%REQ(x-envoy-max-retries)%%]\"}}]}]}]},"                                     \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\","                               \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
+	"router.v3.Router\"}}]}}]}]}"
+/* clang-format on */
+
+/* What Envoy's mutateRequestHeaders takes out of a request's head goes
+ * before anything reads the head: a route's %REQ()% (as RBAC's header
+ * matchers, ext_authz's check, ext_proc and Lua) sees no forged
+ * x-forwarded-client-cert (SANITIZE) and no forged x-envoy-max-retries
+ * from an external client, on HTTP/1 lines of any case. Fails before: the
+ * route's substitution read the client's SPIFFE identity and retries
+ * while the upstream got neither header (a filter that trusts XFCC, as
+ * an authorization service behind mTLS does, took the client for it). */
+static void test_forged_fields_unseen_by_filters(void **state)
+{
+	(void)state;
+	char b[8192];
+	hh_begin(1);
+	snprintf(b, sizeof(b), LSN_SEEN, "");
+	hh_apply(ARN_TYPE_URL_LISTENER, b);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	const char *t = proxied("GET /f HTTP/1.1\r\nHost: a\r\nX-Forwarded-Client-Cert: " SPOOF
+				"\r\nX-Envoy-Max-Retries: 9\r\nx-a: 1\r\n\r\n");
+	assert_non_null(strstr(t, "GET /f"));
+	assert_non_null(strstr(t, "x-a: 1\r\n"));
+	if (strstr(t, "spiffe") || strstr(t, "[9]") || find_ci(t, "x-envoy-max-retries") ||
+	    find_ci(t, "x-forwarded-client-cert"))
+		fail_msg("a filter or route saw the client's forged fields:\n%s", t);
+	/* a request without them takes the usual path (no flag) */
+	t = proxied(GET("/g"));
+	assert_non_null(strstr(t, "GET /g"));
+	hh_end();
+	hh_abandon();
+	/* ALWAYS_FORWARD_ONLY: the client's header is kept, and seen */
+	hh_begin(1);
+	snprintf(b, sizeof(b), LSN_SEEN,
+		 "\"forward_client_cert_details\":\"ALWAYS_FORWARD_ONLY\",");
+	hh_apply(ARN_TYPE_URL_LISTENER, b);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	t = proxied(REQ_XFCC("/h", "x-forwarded-client-cert"));
+	assert_non_null(strstr(t, "x-seen-xfcc: [" SPOOF "]\r\n"));
+	hh_end();
+}
+
 /* FORWARD_ONLY: the header passes only from a client that presented a
  * certificate; a plain-text connection has none, so it is removed there
  * (Envoy: "the connection is not mutual TLS"). ALWAYS_FORWARD_ONLY
@@ -471,6 +535,9 @@ static const char *edits_out(bool ura, bool cfg, const struct arn_cfg_cidr *cidr
 	h.n_internal_cidrs = n;
 	struct http_req_ctx x = {.hcm = &h, .raddr = raddr, .text = text, .text_cap = sizeof(text)};
 	struct arn_h1_edit e[ARN_H1_MAX_EDITS];
+	/* as the connection manager's head does (on_head), then the router */
+	if (r.m.flags & ARN_H1_F_PROXY_FIELDS)
+		http_req_sanitize(&h, &r.m, raddr, false);
 	int k = http_req_edits(&x, &r.m, e, ARN_H1_MAX_EDITS);
 	assert_true(k >= 0);
 	struct arn_h1_wbuf w;
@@ -531,7 +598,7 @@ static void test_not_internal_requests_lose_envoy_headers(void **state)
 	    "x-envoy-force-trace: 1\r\nx-envoy-upstream-rq-timeout-ms: 1\r\n"
 	    "x-envoy-decorator-operation: op\r\nx-envoy-downstream-service-node: n\r\n\r\n";
 	static const char *const cleaned[] = {
-	    "x-envoy-max-retries", "x-envoy-retry-on", "x-envoy-retriable-status-codes",
+	    "x-envoy-max-retries",  "x-envoy-retry-on",	   "x-envoy-retriable-status-codes",
 	    "x-envoy-original-url", "x-envoy-force-trace", "x-envoy-upstream-rq-timeout-ms"};
 	char req[1024];
 	/* behind a proxy: the last XFF address, external */
@@ -785,9 +852,12 @@ static void test_ipd_internal_edits(void **state)
 			      "x-real-ip: 203.0.113.1\r\nx-envoy-retry-on: 5xx\r\n"
 			      "x-envoy-internal: true\r\n"};
 	for (int i = 0; i < 2; i++) {
-		const struct arn_h1_msg *m = ipd_parse(reqs[i]);
+		struct arn_h1_msg *m = (struct arn_h1_msg *)ipd_parse(reqs[i]);
 		struct http_req_ctx x = {
 		    .hcm = &h, .raddr = IP(198, 18, 0, 9), .text = text, .text_cap = sizeof(text)};
+		/* as the connection manager's head does (on_head), then the router */
+		assert_true(m->flags & ARN_H1_F_PROXY_FIELDS);
+		http_req_sanitize(&h, m, x.raddr, false);
 		struct arn_h1_edit e[ARN_H1_MAX_EDITS];
 		int n = http_req_edits(&x, m, e, ARN_H1_MAX_EDITS);
 		assert_true(n >= 0);
@@ -821,6 +891,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_xfcc_sanitized_by_default),
 	    T(test_xfcc_forward_modes_on_plain_text),
+	    T(test_forged_fields_unseen_by_filters),
 	    T(test_ipd_on_the_listener),
 	    T(test_fuzz_seed_replays),
 	    cmocka_unit_test(test_xfcc_modes_without_details),
