@@ -82,10 +82,12 @@ static int peer_field(const void *arg, enum arn_access_peer what, char *buf, siz
 	return -ENOENT;
 }
 
-/* A listener with original_ip_detection_extensions: %DOWNSTREAM_REMOTE_
- * ADDRESS% is the address detected (port 0, as Envoy's parsed one), the
- * TCP peer stays %DOWNSTREAM_DIRECT_REMOTE_ADDRESS% (downstream_direct_
- * remote, set above). */
+/* A connection manager that takes the client from the request
+ * (http_client_from_headers: X-Forwarded-For without use_remote_address
+ * or with trusted hops, original_ip_detection_extensions):
+ * %DOWNSTREAM_REMOTE_ADDRESS% is the address found (port 0, as Envoy's
+ * parsed one), the TCP peer stays %DOWNSTREAM_DIRECT_REMOTE_ADDRESS%
+ * (downstream_direct_remote, set above). */
 static void __attribute__((noinline))
 detected_remote(struct arn_access_record *rec, const struct http_stream *st)
 {
@@ -175,7 +177,7 @@ void http_access_record(struct http_stream *st, struct arn_access_record *rec)
 	rec->bytes_sent = st->tx_body;
 	rec->downstream_remote = (struct arn_access_addr){hc->raddr, hc->rport};
 	rec->downstream_direct_remote = (struct arn_access_addr){hc->draddr, hc->drport};
-	if (__builtin_expect(hc->hcm && hc->hcm->n_ip_detect, 0) && have_req)
+	if (hc->hcm && http_client_from_headers(hc->hcm) && have_req)
 		detected_remote(rec, st);
 	rec->downstream_local = (struct arn_access_addr){hc->laddr, hc->lport};
 	if (st->ep_addr)

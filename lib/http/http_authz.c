@@ -706,12 +706,13 @@ static int azg_start(struct http_authz *a, struct http_stream *st,
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-	/* the source: on a listener with original_ip_detection_extensions
-	 * the address detected (port 0), as Envoy's connection manager sets
-	 * the stream's remote address before its filters run */
+	/* the source: where the connection manager takes the client from
+	 * the request (http_client_from_headers), the address found (port
+	 * 0), as Envoy's sets the stream's remote address before its
+	 * filters run */
 	uint32_t src = hc->raddr;
 	uint16_t sport = hc->rport;
-	if (hc->hcm->n_ip_detect) {
+	if (http_client_from_headers(hc->hcm)) {
 		src = http_client_addr(hc->hcm, m, hc->raddr, NULL);
 		sport = src == hc->raddr ? sport : 0;
 	}

@@ -785,6 +785,17 @@ bool http_addr_internal(const struct arn_cfg_hcm *h, uint32_t a);
 uint32_t http_client_addr(const struct arn_cfg_hcm *h, const struct arn_h1_msg *m, uint32_t raddr,
 			  bool *internal);
 
+/** May @p h's http_client_addr differ from the peer? Envoy's connection
+ * manager sets the stream's remote address (the access log's
+ * %DOWNSTREAM_REMOTE_ADDRESS%, ext_authz's source) to the address
+ * mutateRequestHeaders found: from X-Forwarded-For without
+ * use_remote_address (its default XFF detection) or with trusted hops,
+ * else from a detection extension. */
+static inline bool http_client_from_headers(const struct arn_cfg_hcm *h)
+{
+	return !h->use_remote_address || h->xff_num_trusted_hops || h->n_ip_detect;
+}
+
 /** Envoy's mutateRequestHeaders' removals, on the head itself before any
  * filter, route or log reads it (so that none sees what the upstream
  * will not): a client's x-envoy-internal always; unless the request is
@@ -840,6 +851,10 @@ int http_redirect_location(const struct arn_cfg_redirect *r, bool tls, const cha
 struct http_subst {
 	uint32_t raddr, laddr, upstream_addr;
 	uint16_t rport, lport, upstream_port;
+	/* DOWNSTREAM_REMOTE_ADDRESS: the client the connection manager found
+	 * (http_client_addr; port 0 when it is not the peer); 0: the peer
+	 * (raddr, rport), which DOWNSTREAM_DIRECT_REMOTE_* always is */
+	uint32_t caddr;
 	const struct arn_h1_msg *req;
 	const char *protocol;
 };

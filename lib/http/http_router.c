@@ -374,12 +374,13 @@ int http_subst(const struct http_subst *s, const char *v, size_t n, char *out, s
 		size_t on = (size_t)(end - op);
 		int k = -1;
 #define IS(lit) (on == sizeof(lit) - 1 && memcmp(op, lit, on) == 0)
+		uint32_t ca = s->caddr ? s->caddr : s->raddr;
 		if (IS("DOWNSTREAM_REMOTE_ADDRESS"))
-			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", s->raddr >> 24,
-				     (s->raddr >> 16) & 255, (s->raddr >> 8) & 255, s->raddr & 255,
-				     s->rport);
-		else if (IS("DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT") ||
-			 IS("DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT"))
+			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", ca >> 24, (ca >> 16) & 255,
+				     (ca >> 8) & 255, ca & 255, ca == s->raddr ? s->rport : 0);
+		else if (IS("DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT"))
+			k = ip4_fmt(ca, tmp, sizeof(tmp));
+		else if (IS("DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT"))
 			k = ip4_fmt(s->raddr, tmp, sizeof(tmp));
 		else if (IS("DOWNSTREAM_LOCAL_ADDRESS"))
 			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", s->laddr >> 24,
@@ -971,6 +972,7 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		    .rport = x->rport,
 		    .laddr = x->laddr,
 		    .lport = x->lport,
+		    .caddr = x->client_addr,
 		    .req = m,
 		    .protocol = m->version == 10 ? "HTTP/1.0" : "HTTP/1.1",
 		};

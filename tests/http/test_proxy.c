@@ -715,6 +715,18 @@ static void test_header_levels(void **state)
 			itable = i;
 	}
 	assert_true(itable >= 0 && itable < iroute);
+	/* behind a trusted proxy (no use_remote_address) the client is the
+	 * X-Forwarded-For address, port 0, as Envoy's stream remote address
+	 * (fails before: the proxy's 198.18.0.1:40000) */
+	rt.most_specific_header_mutations_wins = false;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.8\r\n"
+		  "User-Agent: ua/1\r\n\r\n");
+	x = ctx(&h);
+	x.rt = &rt;
+	x.vhost = &vh;
+	x.route = &ro;
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "x-sub: 203.0.113.8:0 ua/1 100%\r\n"));
 }
 
 static void test_response_edits(void **state)

@@ -280,6 +280,62 @@ static void test_ipd_on_the_listener(void **state)
 		fail_msg("the access log:\n%s", log);
 }
 
+/* clang-format off */
+/* Listener "dyn" on port 82 behind a trusted proxy (no
+ * use_remote_address, no detection extension), logging its addresses. */
+#define LSN_XFFLOG                                                                                 \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" AT_("filters.network.http_connection_manager.v3."                     \
+	"HttpConnectionManager") ",\"stat_prefix\":\"xl\",\"generate_request_id\":false,"            \
+	"\"access_log\":[{\"name\":\"f\",\"typed_config\":{"                                          \
+	AT_("access_loggers.file.v3.FileAccessLog") ",\"path\":\"%s\",\"log_format\":{"               \
+	"\"text_format_source\":{\"inline_string\":\"%%DOWNSTREAM_REMOTE_ADDRESS%% "                    \
+	"%%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT%% %%REQ(:PATH)%%\\n\"}}}}],"                \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"                 \
+	AT_("filters.http.router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* Behind a trusted proxy Envoy's connection manager takes the client from
+ * X-Forwarded-For (its default XFF detection) and makes it the stream's
+ * remote address: the access log's %DOWNSTREAM_REMOTE_ADDRESS% is it
+ * (port 0), the peer the direct one; a request without X-Forwarded-For
+ * logs the peer. Fails before: the log showed the proxy's address, where
+ * RBAC's remote_ip saw the client. */
+static void test_xff_client_logged_behind_proxy(void **state)
+{
+	(void)state;
+	char path[64], json[8192];
+	snprintf(path, sizeof(path), "/tmp/arn_test_xfcc_xl.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), LSN_XFFLOG, path);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	const char *t =
+	    proxied("GET /a HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 198.51.100.7\r\n\r\n");
+	assert_non_null(strstr(t, "GET /a"));
+	t = proxied(GET("/b"));
+	assert_non_null(strstr(t, "GET /b"));
+	hh_end();
+	arn_access_log_drain();
+	char log[1024];
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(log, 1, sizeof(log) - 1, f);
+	fclose(f);
+	unlink(path);
+	log[n] = 0;
+	if (!strstr(log, "198.51.100.7:0 198.18.0.100 /a\n") || !strstr(log, "198.18.0.100:") ||
+	    !strstr(log, " 198.18.0.100 /b\n"))
+		fail_msg("the access log:\n%s", log);
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r, (void)op;
@@ -893,6 +949,7 @@ int main(void)
 	    T(test_xfcc_forward_modes_on_plain_text),
 	    T(test_forged_fields_unseen_by_filters),
 	    T(test_ipd_on_the_listener),
+	    T(test_xff_client_logged_behind_proxy),
 	    T(test_fuzz_seed_replays),
 	    cmocka_unit_test(test_xfcc_modes_without_details),
 	    cmocka_unit_test(test_xfcc_element_envoy_vectors),
