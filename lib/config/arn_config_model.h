@@ -1728,6 +1728,22 @@ struct arn_cfg_tracing {
 	/* spawn_upstream_span (Envoy 1.29): a CLIENT span per upstream
 	 * request, the server span's child */
 	bool spawn_upstream_span;
+	/* the provider: enum arn_cfg_tracer. With ZIPKIN, cluster is
+	 * collector_cluster, service_name the node's cluster (the spans'
+	 * localEndpoint.serviceName, "" for none), and: */
+	uint8_t tracer;
+	const char *zk_path; /* collector_endpoint: the POST's path */
+	uint32_t zk_path_len;
+	const char *zk_host; /* collector_hostname, else collector_cluster */
+	uint32_t zk_host_len;
+	bool zk_trace_id_128bit;     /* trace_id_128bit (false) */
+	bool zk_shared_span_context; /* shared_span_context (true) */
+};
+
+/* HCM tracing's provider (struct arn_cfg_tracing.tracer) */
+enum arn_cfg_tracer {
+	ARN_CFG_TRACER_OTEL = 0, /* envoy.tracers.opentelemetry */
+	ARN_CFG_TRACER_ZIPKIN,	 /* envoy.tracers.zipkin */
 };
 
 /* A route's tracing (overrides) and decorator. */

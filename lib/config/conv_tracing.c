@@ -1,10 +1,9 @@
 /*
- * HCM `tracing` with the OpenTelemetry tracer (envoy.tracers.opentelemetry),
- * and a route's `tracing` and `decorator`: what Envoy's
- * ConnectionManagerConfig / TracingConnectionManagerConfig and
- * RouteEntryImplBase read, into struct arn_cfg_tracing and struct
- * arn_cfg_route_trace (arn_config_model.h). Every field is acted on or
- * refused by name.
+ * HCM `tracing` with the OpenTelemetry tracer (envoy.tracers.opentelemetry)
+ * or the Zipkin tracer (envoy.tracers.zipkin), and a route's `tracing` and `decorator`: what
+ * Envoy's ConnectionManagerConfig / TracingConnectionManagerConfig and RouteEntryImplBase read,
+ * into struct arn_cfg_tracing and struct arn_cfg_route_trace (arn_config_model.h). Every field is
+ * acted on or refused by name.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +14,8 @@
 
 #define OTEL_TYPE "envoy.config.trace.v3.OpenTelemetryConfig"
 #define OTEL_NAME "envoy.tracers.opentelemetry"
+#define ZIPKIN_TYPE "envoy.config.trace.v3.ZipkinConfig"
+#define ZIPKIN_NAME "envoy.tracers.zipkin"
 
 /* A Percent @p f of @p p (0..100) into per 10000, as Envoy rounds it
  * (PROTOBUF_PERCENT_TO_ROUNDED_INTEGER_OR_DEFAULT); @return false when
@@ -121,7 +122,66 @@ static void custom_tags(struct conv *c, struct pb p, struct arn_cfg_trace_tag **
 	*n = k;
 }
 
-/* The provider: envoy.tracers.opentelemetry's OpenTelemetryConfig. */
+/* envoy.tracers.zipkin's ZipkinConfig (Envoy's zipkin_tracer_impl.cc
+ * Driver): the spans as Zipkin API v2 JSON, POSTed to collector_endpoint
+ * on collector_cluster. split_spans_for_request (Envoy 1.27),
+ * trace_context_option (1.35) and collector_service (1.35) are newer than
+ * Arion's copy of the message: refused as unknown fields. */
+static void zipkin(struct conv *c, struct pb zc, struct arn_cfg_tracing *o)
+{
+	conv_only(c, zc,
+		  "collector_cluster,collector_endpoint,trace_id_128bit,shared_span_context,"
+		  "collector_endpoint_version,collector_hostname");
+	o->tracer = ARN_CFG_TRACER_ZIPKIN;
+	upb_StringView cn = pb_str(zc, "collector_cluster");
+	if (!cn.size) {
+		conv_err(c, "collector_cluster", "missing: the Zipkin collector's cluster");
+	} else {
+		conv_refs(c, &o->cluster, cn);
+		conv_dep(c, ARN_CFG_CLUSTER, cn.data, cn.size, false, 0);
+	}
+	upb_StringView ep = pb_str(zc, "collector_endpoint");
+	if (!ep.size || ep.data[0] != '/') {
+		conv_err(c, "collector_endpoint", "%s: the collector's path, such as /api/v2/spans",
+			 ep.size ? "not a path (it starts with '/')" : "missing");
+	} else {
+		o->zk_path = conv_hdr_str(c, "collector_endpoint", ep);
+		o->zk_path_len = (uint32_t)ep.size;
+	}
+	upb_StringView hn = pb_str(zc, "collector_hostname");
+	if (!hn.size)
+		hn = cn;
+	o->zk_host = conv_hdr_str(c, "collector_hostname", hn);
+	o->zk_host_len = (uint32_t)hn.size;
+	o->zk_trace_id_128bit = pb_bool(zc, "trace_id_128bit");
+	bool sh = true;
+	pb_wrapped_bool(zc, "shared_span_context", &sh);
+	o->zk_shared_span_context = sh;
+	int32_t v = pb_i32(zc, "collector_endpoint_version");
+	if (v == 0)
+		conv_err(
+		    c, "collector_endpoint_version",
+		    "DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE (the default): Zipkin API v1 is not "
+		    "available, as in Envoy (set HTTP_JSON)");
+	else if (v == 2)
+		conv_err(c, "collector_endpoint_version",
+			 "HTTP_PROTO: not supported by Arion, which sends Zipkin API v2 JSON (set "
+			 "HTTP_JSON)");
+	else if (v != 1)
+		conv_err(
+		    c, "collector_endpoint_version",
+		    "%d: not supported by Arion, which sends Zipkin API v2 JSON (set HTTP_JSON)",
+		    (int)v);
+	/* the spans' localEndpoint.serviceName: the node's cluster (Envoy's
+	 * LocalInfo::clusterName) */
+	const char *nc = c->node_cluster ? c->node_cluster : "";
+	upb_StringView sv = {nc, strlen(nc)};
+	o->service_name = tag_str(c, "collector_cluster", sv);
+	o->service_name_len = (uint32_t)sv.size;
+}
+
+/* The provider: envoy.tracers.opentelemetry's OpenTelemetryConfig or
+ * envoy.tracers.zipkin's ZipkinConfig. */
 static void provider(struct conv *c, struct pb pv, struct arn_cfg_tracing *o)
 {
 	size_t m0 = conv_push(c, "provider");
@@ -129,12 +189,21 @@ static void provider(struct conv *c, struct pb pv, struct arn_cfg_tracing *o)
 	upb_StringView nm = pb_str(pv, "name");
 	struct pb tc = pb_msg(pv, "typed_config");
 	upb_StringView tn = tc.m ? arn_proto_any_type_name(tc.m) : (upb_StringView){NULL, 0};
+	if (tc.m && arn_sv_eq(tn, ZIPKIN_TYPE)) {
+		size_t m1 = conv_push(c, "typed_config");
+		struct pb zc = conv_any(c, tc, ZIPKIN_TYPE);
+		if (zc.m)
+			zipkin(c, zc, o);
+		conv_pop(c, m1);
+		conv_pop(c, m0);
+		return;
+	}
 	if (!tc.m || !arn_sv_eq(tn, OTEL_TYPE)) {
-		conv_err(c, tc.m ? "typed_config" : "",
-			 "tracer '%.*s' (%.*s): Arion has only the OpenTelemetry tracer (" OTEL_NAME
-			 ", " OTEL_TYPE ")",
-			 (int)nm.size, nm.data ? nm.data : "", (int)tn.size,
-			 tn.data ? tn.data : "");
+		conv_err(
+		    c, tc.m ? "typed_config" : "",
+		    "tracer '%.*s' (%.*s): Arion has the OpenTelemetry tracer (" OTEL_NAME
+		    ", " OTEL_TYPE ") and the Zipkin tracer (" ZIPKIN_NAME ", " ZIPKIN_TYPE ")",
+		    (int)nm.size, nm.data ? nm.data : "", (int)tn.size, tn.data ? tn.data : "");
 		conv_pop(c, m0);
 		return;
 	}
@@ -208,11 +277,11 @@ const struct arn_cfg_tracing *conv_tracing(struct conv *c, struct pb t)
 	struct pb pv = pb_msg(t, "provider");
 	if (!pv.m)
 		conv_err(c, "provider",
-			 "missing: Arion traces with the OpenTelemetry tracer only, configured "
-			 "here (" OTEL_NAME ")");
+			 "missing: Arion traces with the OpenTelemetry (" OTEL_NAME
+			 ") or the Zipkin (" ZIPKIN_NAME ") tracer, configured here");
 	else
 		provider(c, pv, o);
-	if (!o->service_name) {
+	if (!o->service_name && o->tracer == ARN_CFG_TRACER_OTEL) {
 		/* Envoy's default resource service.name */
 		static const char dflt[] = "unknown_service:envoy";
 		o->service_name = dflt;

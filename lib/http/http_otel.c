@@ -22,6 +22,7 @@
 #include "http_otel.h"
 #include "http_stream.h"
 #include "http_subreq.h"
+#include "http_zipkin.h"
 
 /* ---- traceparent ------------------------------------------------------------------------ */
 
@@ -241,7 +242,7 @@ static void f_fixed64(struct pbf *f, uint32_t field, uint64_t v)
 }
 
 /* The length of the longest valid UTF-8 sequence at @p p (0: not one). */
-static size_t utf8_seq(const uint8_t *p, size_t n)
+size_t http_otel_utf8_seq(const uint8_t *p, size_t n)
 {
 	uint8_t c = p[0];
 	if (c < 0x80)
@@ -287,7 +288,7 @@ static void f_utf8(struct pbf *f, uint32_t field, const char *s, size_t n)
 	const uint8_t *p = (const uint8_t *)s;
 	uint8_t *o = f->b + f->n;
 	for (size_t i = 0; i < n;) {
-		size_t k = utf8_seq(p + i, n - i);
+		size_t k = http_otel_utf8_seq(p + i, n - i);
 		if (!k) {
 			o[i++] = '?';
 			continue;
@@ -416,6 +417,59 @@ static void rand_bytes(struct http_worker *w, uint8_t *p, size_t n)
 	}
 }
 
+/* The Zipkin tracer's span of the request (Envoy's zipkin Driver::
+ * startSpan and Tracer::startSpan): from its B3 context, with
+ * shared_span_context the client's span id (its parent the client's
+ * parent), else a new one whose parent is the client's; without one a
+ * root span whose id is its trace id's low half. @p traced: the
+ * decision. @return 0, or -EINVAL for a malformed context. */
+static int zipkin_start(struct http_stream *st, const struct arn_cfg_tracing *t, bool traced)
+{
+	struct http_worker *w = st->hc->w;
+	const struct arn_h1_msg *m = &st->req.m;
+	struct http_otel_span *sp = &st->res->otel;
+	struct http_b3_in in = {0};
+	const struct arn_h1_header *h;
+#define B3H(field, name)                                                                           \
+	if ((h = hdr_find(m, name, sizeof(name) - 1)) != NULL) {                                   \
+		in.field = h->value;                                                               \
+		in.field##_len = h->value_len;                                                     \
+	}
+	B3H(b3, "b3");
+	B3H(trace_id, "x-b3-traceid");
+	B3H(span_id, "x-b3-spanid");
+	B3H(parent_id, "x-b3-parentspanid");
+	B3H(sampled, "x-b3-sampled");
+#undef B3H
+	struct http_b3 b;
+	int rc = http_zipkin_b3_parse(&in, traced, &b);
+	if (rc < 0)
+		return rc;
+	sp->sampled = b.sampled;
+	if (rc == 0) {
+		memset(sp->trace_id, 0, 8);
+		rand_bytes(w, sp->trace_id + 8, 8);
+		if (t->zk_trace_id_128bit) {
+			rand_bytes(w, sp->trace_id, 8);
+			sp->t128 = true;
+		}
+		memcpy(sp->span_id, sp->trace_id + 8, 8);
+		return 0;
+	}
+	memcpy(sp->trace_id, b.trace_id, 16);
+	sp->t128 = b.t128;
+	if (t->zk_shared_span_context) {
+		memcpy(sp->span_id, b.span_id, 8);
+		sp->has_parent = !all_zero(b.parent_id, 8);
+		memcpy(sp->parent_id, b.parent_id, 8);
+	} else {
+		rand_bytes(w, sp->span_id, 8);
+		memcpy(sp->parent_id, b.span_id, 8);
+		sp->has_parent = true;
+	}
+	return 0;
+}
+
 /* The request's trace decision and span (Envoy's traceRequest): @p rid
  * the x-request-id it has (NULL: none). Sets st->otel (a span) or
  * st->otel_bad (a malformed traceparent: Envoy's NullSpan, none). */
@@ -437,9 +491,7 @@ static void start(struct http_stream *st, bool edge, const char *rid, uint32_t r
 	sp->tracestate = NULL;
 	sp->tracestate_len = 0;
 	sp->up_open = false;
-	if (tp && http_otel_tp_parse(tp->value, tp->value_len, sp->trace_id, sp->parent_id,
-				     &sp->sampled) != 0)
-		st->otel_bad = true;
+	sp->t128 = false;
 	bool changed = false;
 	enum http_otel_status s = http_otel_decide(
 	    t, st->route ? st->route->trace : NULL, rid, rid_len,
@@ -447,6 +499,16 @@ static void start(struct http_stream *st, bool edge, const char *rid, uint32_t r
 	    !edge && hdr_find(m, "x-envoy-force-trace", 19) != NULL, otel_rand(w), &changed);
 	sp->status = (uint8_t)s;
 	sp->changed = changed;
+	if (t->tracer == ARN_CFG_TRACER_ZIPKIN) {
+		if (zipkin_start(st, t, s != HTTP_OTEL_NO_TRACE) != 0)
+			st->otel_bad = true; /* a malformed B3 context: no span */
+		else
+			st->otel = true;
+		return;
+	}
+	if (tp && http_otel_tp_parse(tp->value, tp->value_len, sp->trace_id, sp->parent_id,
+				     &sp->sampled) != 0)
+		st->otel_bad = true;
 	if (st->otel_bad)
 		return;
 	if (tp) {
@@ -470,8 +532,10 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 			unsigned cap)
 {
 	struct http_otel_span *sp = &st->res->otel;
+	const struct arn_cfg_tracing *t = st->hc->hcm->tracing;
+	bool zk = t->tracer == ARN_CFG_TRACER_ZIPKIN;
 	unsigned n = 0;
-	if (cap < 4)
+	if (cap < (zk ? 6u : 4u))
 		return -ENOSPC;
 	if (!st->otel && !st->otel_bad) /* the first attempt decides */
 		start(st, edge, *rid, *rid_len);
@@ -503,7 +567,7 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 					      .name_len = 27};
 	if (!st->otel)
 		return (int)n;
-	if (st->hc->hcm->tracing->spawn_upstream_span) {
+	if (t->spawn_upstream_span) {
 		/* Envoy's UpstreamRequest: a child span per attempt, whose id
 		 * the upstream's traceparent carries (injectContext) */
 		if (sp->up_open) /* (an attempt not ended: ended now) */
@@ -512,8 +576,15 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 		sp->up_attempt = st->attempts;
 		sp->up_start_ns = wall_ns();
 		sp->up_open = true;
-		tp_fmt_id(sp, sp->up_id);
+		if (!zk)
+			tp_fmt_id(sp, sp->up_id);
 	}
+	if (zk) /* the span's (or the attempt's) B3 ids */
+		return (int)(n + http_zipkin_inject(sp, sp->up_open ? sp->up_id : sp->span_id,
+						    sp->up_open	     ? sp->span_id
+						    : sp->has_parent ? sp->parent_id
+								     : NULL,
+						    sp->tp, e + n));
 	e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
 				      .id1 = ARN_H1_H_OTHER + 1,
 				      .name = "traceparent",
@@ -558,7 +629,8 @@ struct http_otel_worker {
 	uint32_t qn;
 	size_t qlen, outlen;
 	bool busy;
-	int grpc_status; /* -1: none yet */
+	bool zk;	 /* the last queued spans' tracer is Zipkin (the counters') */
+	int grpc_status; /* -1: none yet; Zipkin: the response's status */
 	uint8_t span[OTEL_SPAN_MAX];
 	uint8_t q[HTTP_OTEL_QUEUE_BYTES];
 	uint8_t out[OTEL_OUT_MAX];
@@ -578,7 +650,7 @@ static uint64_t otel_rand(struct http_worker *w)
 	return r[1] + s0;
 }
 
-static struct arn_stats_scope *g_otel_stats;
+static struct arn_stats_scope *g_otel_stats, *g_zipkin_stats;
 
 static char g_node_id[256], g_zone[256];
 static uint32_t g_node_id_len, g_zone_len;
@@ -594,6 +666,8 @@ void http_otel_module_init(const char *node_id, const char *zone, size_t zone_le
 		memcpy(g_zone, zone, g_zone_len);
 	if (!g_otel_stats)
 		g_otel_stats = arn_stats_scope_get(&arn_stats_otel_schema, NULL, NULL);
+	if (!g_zipkin_stats)
+		g_zipkin_stats = arn_stats_scope_get(&arn_stats_zipkin_schema, NULL, NULL);
 }
 
 static void otel_count(struct http_worker *w, unsigned stat, uint64_t n)
@@ -602,9 +676,24 @@ static void otel_count(struct http_worker *w, unsigned stat, uint64_t n)
 		arn_stats_add(g_otel_stats, w->slot, stat, n);
 }
 
+static void zipkin_count(struct http_worker *w, unsigned stat, uint64_t n)
+{
+	if (g_zipkin_stats && n)
+		arn_stats_add(g_zipkin_stats, w->slot, stat, n);
+}
+
+/* The counters both tracers have, in the queue's tracer's scope. */
+static void drop_count(struct http_worker *w, bool zk, uint64_t n)
+{
+	if (zk)
+		zipkin_count(w, ARN_ZIPKIN_spans_dropped, n);
+	else
+		otel_count(w, ARN_OTEL_spans_dropped, n);
+}
+
 static void export_over(struct http_otel_worker *o, bool ok)
 {
-	if (!ok)
+	if (!ok && !o->zk)
 		otel_count(o->hc.w, ARN_OTEL_exports_failed, 1);
 	o->busy = false;
 	if (o->out_lsn)
@@ -658,6 +747,75 @@ static const struct http_subreq_ops ex_ops = {
     .on_failed = ex_failed,
 };
 
+/* Zipkin's report (Envoy's ReporterImpl::onSuccess / onFailure): 202
+ * is sent, another status dropped, a failure failed. */
+static void zk_head(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct http_otel_worker *o = sr->user;
+	o->grpc_status = m->status;
+}
+
+static void zk_end(struct http_subreq *sr)
+{
+	struct http_otel_worker *o = sr->user;
+	zipkin_count(o->hc.w,
+		     o->grpc_status == 202 ? ARN_ZIPKIN_reports_sent : ARN_ZIPKIN_reports_dropped,
+		     1);
+	export_over(o, true);
+}
+
+static void zk_failed(struct http_subreq *sr, const char *why)
+{
+	struct http_otel_worker *o = sr->user;
+	(void)why;
+	zipkin_count(o->hc.w, ARN_ZIPKIN_reports_failed, 1);
+	export_over(o, true);
+}
+
+static const struct http_subreq_ops zk_ops = {
+    .on_head = zk_head,
+    .on_body = ex_body,
+    .on_end = zk_end,
+    .on_failed = zk_failed,
+};
+
+/* Zipkin's report of the queued spans: a JSON array POSTed to
+ * collector_endpoint with collector_hostname as Host, timing out after
+ * Envoy's tracing.zipkin.request_timeout (5 s). */
+static void zipkin_flush(struct http_otel_worker *o, const struct arn_cfg_tracing *t, uint32_t n)
+{
+	struct http_worker *w = o->hc.w;
+	size_t len = 0;
+	if (o->qlen + 2 <= sizeof(o->out)) {
+		o->out[0] = '[';
+		memcpy(o->out + 1, o->q, o->qlen);
+		o->out[o->qlen + 1] = ']';
+		len = o->qlen + 2;
+	}
+	zipkin_count(w, ARN_ZIPKIN_spans_sent, n);
+	if (!len) {
+		zipkin_count(w, ARN_ZIPKIN_spans_dropped, n);
+		export_over(o, true);
+		return;
+	}
+	o->h[0] = (struct http_subreq_header){"content-type", "application/json", 12, 16};
+	memset(&o->sr, 0, sizeof(o->sr));
+	o->sr.host = t->zk_host;
+	o->sr.host_len = t->zk_host_len;
+	o->grpc_status = -1;
+	o->outlen = len;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	int rc = http_subreq_start(&o->sr, &o->hc, g, &t->cluster, t->zk_path, t->zk_path_len, o->h,
+				   1, (const char *)o->out, len, HTTP_OTEL_FLUSH_MS, &zk_ops, o);
+	if (rc != 0) {
+		zipkin_count(w,
+			     rc == -ENOENT ? ARN_ZIPKIN_reports_skipped_no_cluster
+					   : ARN_ZIPKIN_reports_failed,
+			     1);
+		export_over(o, true);
+	}
+}
+
 /* Export the queued spans (nothing while one is in flight or none wait). */
 /* The queue lets go of its spans' configuration (none wait). */
 static void queue_release(struct http_otel_worker *o)
@@ -678,6 +836,17 @@ static void flush(struct http_otel_worker *o)
 	const struct arn_cfg_tracing *t = o->t;
 	if (o->busy || !o->qn || !t)
 		return;
+	if (t->tracer == ARN_CFG_TRACER_ZIPKIN) {
+		uint32_t n = o->qn;
+		o->out_lsn = o->lsn; /* the queue's pin: the report's */
+		o->lsn = NULL;
+		o->t = NULL;
+		o->qn = 0;
+		o->busy = true;
+		zipkin_flush(o, t, n);
+		o->qlen = 0;
+		return;
+	}
 	size_t len = http_otel_export_encode(o->out, sizeof(o->out), t->service_name,
 					     t->service_name_len, o->q, o->qlen);
 	uint32_t n = o->qn;
@@ -727,7 +896,10 @@ static void flush_timer(struct http_timer *tm)
 	struct http_otel_worker *o =
 	    (struct http_otel_worker *)((char *)tm - offsetof(struct http_otel_worker, timer));
 	struct http_worker *w = o->hc.w;
-	otel_count(w, ARN_OTEL_timer_flushed, 1);
+	if (o->zk)
+		zipkin_count(w, ARN_ZIPKIN_timer_flushed, 1);
+	else
+		otel_count(w, ARN_OTEL_timer_flushed, 1);
 	flush(o);
 	if (o->qn || o->busy)
 		http_timer_arm(w, &o->timer, HTTP_OTEL_FLUSH_MS);
@@ -746,7 +918,9 @@ static bool same_exporter(const struct arn_cfg_tracing *a, const struct arn_cfg_
 	if (!sv_eq(a->cluster.name, a->cluster.len, b->cluster.name, b->cluster.len) ||
 	    !sv_eq(a->authority, a->authority_len, b->authority, b->authority_len) ||
 	    !sv_eq(a->service_name, a->service_name_len, b->service_name, b->service_name_len) ||
-	    a->timeout_ms != b->timeout_ms || a->n_md != b->n_md)
+	    a->timeout_ms != b->timeout_ms || a->n_md != b->n_md || a->tracer != b->tracer ||
+	    !sv_eq(a->zk_path, a->zk_path_len, b->zk_path, b->zk_path_len) ||
+	    !sv_eq(a->zk_host, a->zk_host_len, b->zk_host, b->zk_host_len))
 		return false;
 	for (size_t i = 0; i < a->n_md; i++)
 		if (!sv_eq(a->md[i].name, a->md[i].name_len, b->md[i].name, b->md[i].name_len) ||
@@ -769,28 +943,38 @@ static void enqueue(struct http_otel_worker *o, const struct arn_cfg_listener *l
 		/* another configuration's spans go in another export */
 		flush(o);
 		if (o->qn) { /* one in flight: the others cannot wait */
-			otel_count(w, ARN_OTEL_spans_dropped, o->qn);
+			drop_count(w, o->zk, o->qn);
 			queue_release(o);
 		}
 	}
+	bool zk = t->tracer == ARN_CFG_TRACER_ZIPKIN;
 	if (!o->qn) { /* the queue holds its spans' configuration */
 		if (o->lsn)
 			arn_cfg_unpin(o->lsn);
 		arn_cfg_pin(l);
 		o->lsn = l;
 		o->t = t;
+		o->zk = zk;
 	}
-	/* ScopeSpans.spans: tag, length, span */
-	size_t need = 1 + vsize(len) + len;
+	/* OTLP: ScopeSpans.spans (tag, length, span); Zipkin: the JSON
+	 * array's elements, ','-separated */
+	size_t need = zk ? len + (o->qn ? 1 : 0) : 1 + vsize(len) + len;
 	if (o->qn >= HTTP_OTEL_QUEUE_SPANS || need > sizeof(o->q) - o->qlen) {
-		otel_count(w, ARN_OTEL_spans_dropped, 1);
+		drop_count(w, zk, 1);
 		if (!o->qn)
 			queue_release(o);
 		return;
 	}
-	struct pbf f = {o->q, o->qlen, sizeof(o->q), false};
-	f_bytes(&f, 2, span, len);
-	o->qlen = f.n;
+	if (zk) {
+		if (o->qn)
+			o->q[o->qlen++] = ',';
+		memcpy(o->q + o->qlen, span, len);
+		o->qlen += len;
+	} else {
+		struct pbf f = {o->q, o->qlen, sizeof(o->q), false};
+		f_bytes(&f, 2, span, len);
+		o->qlen = f.n;
+	}
 	o->qn++;
 	if (o->qn >= HTTP_OTEL_MIN_FLUSH_SPANS)
 		flush(o);
@@ -931,10 +1115,18 @@ void http_otel_attempt_end(struct http_stream *st)
 	memcpy(name, "router ", 7);
 	memcpy(name + 7, cn, cl);
 	memcpy(name + 7 + cl, " egress", 7);
-	size_t len = http_otel_up_span_encode(o->span, sizeof(o->span), sp, name, cl + 14,
-					      sp->up_start_ns, wall_ns(), kv, n);
+	uint64_t end_ns = wall_ns();
+	size_t len;
+	if (t->tracer == ARN_CFG_TRACER_ZIPKIN)
+		len = http_zipkin_span_json(
+		    (char *)o->span, sizeof(o->span), sp, sp->up_id, sp->span_id, true, false, name,
+		    cl + 14, t->service_name, t->service_name_len, sp->up_start_ns / 1000,
+		    (end_ns - sp->up_start_ns) / 1000, kv, n);
+	else
+		len = http_otel_up_span_encode(o->span, sizeof(o->span), sp, name, cl + 14,
+					       sp->up_start_ns, end_ns, kv, n);
 	if (!len) {
-		otel_count(w, ARN_OTEL_spans_dropped, 1);
+		drop_count(w, t->tracer == ARN_CFG_TRACER_ZIPKIN, 1);
 		return;
 	}
 	enqueue(o, hc->lsn, hc->sladdr, t, o->span, len);
@@ -1031,15 +1223,32 @@ void http_otel_finish(struct http_stream *st)
 #undef KV
 	n = tags_dedup(kv, n);
 	/* the request's x-envoy-decorator-operation (not empty), else the
-	 * route's decorator, else Envoy's ingress operation name */
-	const char *name = sp->op_len ? sp->op : rt && rt->operation ? rt->operation : "ingress";
-	size_t name_len = sp->op_len ? sp->op_len : rt && rt->operation ? rt->operation_len : 7;
-	uint64_t start = (uint64_t)rec.start_time_us * 1000;
-	uint64_t end = start + rec.duration_us * 1000;
-	size_t len =
-	    http_otel_span_encode(o->span, sizeof(o->span), sp, name, name_len, start, end, kv, n);
+	 * route's decorator, else Envoy's ingress operation name (Zipkin's:
+	 * the request's authority, as its Driver::startSpan names it) */
+	bool zk = t->tracer == ARN_CFG_TRACER_ZIPKIN;
+	const char *name = sp->op_len		 ? sp->op
+			   : rt && rt->operation ? rt->operation
+			   : zk			 ? rec.authority.p
+						 : "ingress";
+	size_t name_len = sp->op_len		? sp->op_len
+			  : rt && rt->operation ? rt->operation_len
+			  : zk			? rec.authority.len
+						: 7;
+	size_t len;
+	if (zk) {
+		len = http_zipkin_span_json((char *)o->span, sizeof(o->span), sp, sp->span_id,
+					    sp->has_parent ? sp->parent_id : NULL, false,
+					    t->zk_shared_span_context, name, name_len,
+					    t->service_name, t->service_name_len,
+					    (uint64_t)rec.start_time_us, rec.duration_us, kv, n);
+	} else {
+		uint64_t start = (uint64_t)rec.start_time_us * 1000;
+		uint64_t end = start + rec.duration_us * 1000;
+		len = http_otel_span_encode(o->span, sizeof(o->span), sp, name, name_len, start,
+					    end, kv, n);
+	}
 	if (!len) {
-		otel_count(w, ARN_OTEL_spans_dropped, 1);
+		drop_count(w, zk, 1);
 		return;
 	}
 	enqueue(o, hc->lsn, hc->sladdr, t, o->span, len);

@@ -27,6 +27,8 @@ struct http_worker;
 
 /* "00-" 32 hex "-" 16 hex "-" 2 hex */
 #define HTTP_OTEL_TP_LEN 55
+/* the propagation headers' hex (traceparent's 55 + NUL, B3's 64) */
+#define HTTP_OTEL_HDRS_MAX 64
 /* the worker's queue of finished spans: bytes and spans (docs/security.md) */
 #define HTTP_OTEL_QUEUE_BYTES (64 * 1024)
 #define HTTP_OTEL_QUEUE_SPANS 512
@@ -58,7 +60,9 @@ struct http_otel_span {
 	const char *op;
 	uint32_t op_len;
 	bool op_hdr;
-	char tp[HTTP_OTEL_TP_LEN + 1]; /* the traceparent sent upstream */
+	/* the traceparent sent upstream, or (Zipkin) the x-b3-* ids' hex */
+	char tp[HTTP_OTEL_HDRS_MAX];
+	bool t128; /* Zipkin: a 128-bit trace id (else its low 8 bytes) */
 	/* spawn_upstream_span: the attempt's CLIENT span (the server span's
 	 * child), open from its request edits to its end */
 	bool up_open;
@@ -95,6 +99,10 @@ enum http_otel_status http_otel_decide(const struct arn_cfg_tracing *t,
 
 /** Format @p sp's traceparent into sp->tp (lower-case hex, as Envoy's). */
 void http_otel_tp_fmt(struct http_otel_span *sp);
+
+/** The length of the valid UTF-8 sequence at @p p (@p n bytes left), 0
+ * when it is not one (both tracers write '?' for such a byte). */
+size_t http_otel_utf8_seq(const uint8_t *p, size_t n);
 
 /** Strings of one finished span (the access record's, the tags'). */
 struct http_otel_kv {

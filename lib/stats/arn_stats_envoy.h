@@ -307,6 +307,13 @@ enum arn_otel_stat {
 	ARN_OTEL__COUNT
 };
 extern struct arn_stats_schema arn_stats_otel_schema;
+enum arn_zipkin_stat {
+#define ARN_STAT(kind, name, help) ARN_ZIPKIN_##name,
+#include "envoy_zipkin_stats.def"
+#undef ARN_STAT
+	ARN_ZIPKIN__COUNT
+};
+extern struct arn_stats_schema arn_stats_zipkin_schema;
 
 /**
  * The code-class stat for HTTP @p status, given the schema's 1xx stat

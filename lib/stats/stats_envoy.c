@@ -203,6 +203,12 @@ static const struct arn_stat_def otel_defs[] = {
 #undef ARN_STAT
 };
 struct arn_stats_schema arn_stats_otel_schema = ARN_STATS_SCHEMA("tracing.opentelemetry", otel_defs);
+static const struct arn_stat_def zipkin_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_zipkin_stats.def"
+#undef ARN_STAT
+};
+struct arn_stats_schema arn_stats_zipkin_schema = ARN_STATS_SCHEMA("tracing.zipkin", zipkin_defs);
 static const struct arn_stat_def lua_defs[] = {
 #define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
 #include "envoy_lua_stats.def"

@@ -132,15 +132,13 @@ static void test_tracing_refusals(void **state)
 	    {LISTENER(TRACING("\"verbose\":true," PROVIDER(SVC)), ""), "tracing.verbose"},
 	    {LISTENER(TRACING("\"random_sampling\":{\"value\":101}," PROVIDER(SVC)), ""),
 	     "tracing.random_sampling.value: 101: a percentage is 0 to 100"},
-	    {LISTENER(TRACING("\"client_sampling\":{}"), ""),
-	     "tracing.provider: missing"},
+	    {LISTENER(TRACING("\"client_sampling\":{}"), ""), "tracing.provider: missing"},
 	    {LISTENER(
-		 TRACING("\"provider\":{\"name\":\"envoy.tracers.zipkin\",\"typed_config\":{" AT(
-		     "envoy.config.trace.v3.ZipkinConfig") ",\"collector_cluster\":\"z\","
-							   "\"collector_endpoint\":\"/"
-							   "\"}}"),
+		 TRACING("\"provider\":{\"name\":\"envoy.tracers.datadog\",\"typed_config\":{" AT(
+		     "envoy.config.trace.v3.DatadogConfig") ",\"collector_cluster\":\"d\","
+							    "\"service_name\":\"s\"}}"),
 		 ""),
-	     "Arion has only the OpenTelemetry tracer"},
+	     "Arion has the OpenTelemetry tracer"},
 	    {LISTENER(TRACING(PROVIDER("")), ""), "grpc_service: missing"},
 	    {LISTENER(TRACING(PROVIDER(",\"grpc_service\":{\"google_grpc\":{\"target_uri\":\"x\","
 				       "\"stat_prefix\":\"s\"}}")),
@@ -190,10 +188,68 @@ static void test_tracing_spawn_upstream_span(void **state)
 	assert_false(hcm0()->tracing->spawn_upstream_span);
 }
 
+#define ZIPKIN(fields)                                                                             \
+	"\"provider\":{\"name\":\"envoy.tracers.zipkin\",\"typed_config\":{" AT(                   \
+	    "envoy.config.trace.v3.ZipkinConfig") fields "}}"
+#define ZK_MIN "\"collector_cluster\":\"zipkin\",\"collector_endpoint\":\"/api/v2/spans\""
+
+/* envoy.tracers.zipkin's ZipkinConfig in the model: Envoy's defaults
+ * (Host the cluster's name, 64-bit trace ids, a shared span context) and
+ * every field set; what Arion does not build refused naming the field.
+ * Fails before: "Arion has only the OpenTelemetry tracer". */
+static void test_tracing_zipkin(void **state)
+{
+	(void)state;
+	tc_ok(L,
+	      LISTENER(TRACING(ZIPKIN("," ZK_MIN ",\"collector_endpoint_version\":\"HTTP_JSON\"")),
+		       ""));
+	const struct arn_cfg_tracing *t = hcm0()->tracing;
+	assert_int_equal(t->tracer, ARN_CFG_TRACER_ZIPKIN);
+	assert_int_equal(t->cluster.len, 6);
+	assert_memory_equal(t->cluster.name, "zipkin", 6);
+	assert_int_equal(t->zk_path_len, 13);
+	assert_memory_equal(t->zk_path, "/api/v2/spans", 13);
+	assert_int_equal(t->zk_host_len, 6);
+	assert_memory_equal(t->zk_host, "zipkin", 6);
+	assert_false(t->zk_trace_id_128bit);
+	assert_true(t->zk_shared_span_context);
+	tc_ok(L, LISTENER(TRACING(ZIPKIN("," ZK_MIN ",\"collector_endpoint_version\":\"HTTP_JSON\","
+					 "\"trace_id_128bit\":true,\"shared_span_context\":false,"
+					 "\"collector_hostname\":\"zipkin.example\"")),
+			  ""));
+	t = hcm0()->tracing;
+	assert_true(t->zk_trace_id_128bit);
+	assert_false(t->zk_shared_span_context);
+	assert_int_equal(t->zk_host_len, 14);
+	assert_memory_equal(t->zk_host, "zipkin.example", 14);
+	static const struct {
+		const char *l, *want;
+	} cases[] = {
+	    {LISTENER(TRACING(ZIPKIN("," ZK_MIN)), ""),
+	     "collector_endpoint_version: DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE"},
+	    {LISTENER(TRACING(ZIPKIN("," ZK_MIN ",\"collector_endpoint_version\":\"HTTP_PROTO\"")),
+		      ""),
+	     "collector_endpoint_version: HTTP_PROTO: not supported by Arion"},
+	    {LISTENER(TRACING(ZIPKIN("," ZK_MIN ",\"collector_endpoint_version\":\"GRPC\"")), ""),
+	     "collector_endpoint_version: 3: not supported by Arion"},
+	    {LISTENER(TRACING(ZIPKIN(",\"collector_endpoint\":\"/api/v2/spans\","
+				     "\"collector_endpoint_version\":\"HTTP_JSON\"")),
+		      ""),
+	     "collector_cluster: missing"},
+	    {LISTENER(TRACING(ZIPKIN(",\"collector_cluster\":\"z\",\"collector_endpoint\":\"api\","
+				     "\"collector_endpoint_version\":\"HTTP_JSON\"")),
+		      ""),
+	     "collector_endpoint: not a path"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		tc_refused(L, cases[i].l, cases[i].want);
+}
+
 const struct CMUnitTest conv_tracing_tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     T(test_tracing_model),
     T(test_tracing_refusals),
     T(test_tracing_spawn_upstream_span),
+    T(test_tracing_zipkin),
 };
 const size_t n_conv_tracing_tests = sizeof(conv_tracing_tests) / sizeof(conv_tracing_tests[0]);
