@@ -417,6 +417,131 @@ static void rand_bytes(struct http_worker *w, uint8_t *p, size_t n)
 	}
 }
 
+/* What a tracer does its own way (the rest of this file is both
+ * tracers': the decision, the tags, the decorator, the upstream spans,
+ * the worker's queue and its flush). */
+struct http_otel_worker;
+struct tracer_ops {
+	/* The span's context from the request (@p traced: the decision):
+	 * its ids, parent and sampled flag in st->res->otel. @return 0, or
+	 * -EINVAL for a malformed context (Envoy's NullSpan: no span). */
+	int (*start)(struct http_stream *st, const struct arn_cfg_tracing *t, bool traced);
+	/* The upstream request's propagation headers for span @p id (its
+	 * parent @p parent, NULL: none): at most max_inject edits into @p e. */
+	unsigned (*inject)(struct http_otel_span *sp, const uint8_t id[8], const uint8_t *parent,
+			   struct arn_h1_edit *e);
+	unsigned max_inject;
+	/* One finished span's bytes (kind CLIENT with @p client): its
+	 * length in @p out (@p cap), 0 when it does not fit. */
+	size_t (*span)(uint8_t *out, size_t cap, const struct arn_cfg_tracing *t,
+		       const struct http_otel_span *sp, const uint8_t id[8], const uint8_t *parent,
+		       bool client, const char *name, size_t name_len, uint64_t start_ns,
+		       uint64_t end_ns, const struct http_otel_kv *kv, unsigned n);
+	/* The queue's bytes a span of @p len takes after @p qn others, and
+	 * its appending (the room checked). */
+	size_t (*need)(size_t len, uint32_t qn);
+	void (*append)(struct http_otel_worker *o, const uint8_t *span, size_t len);
+	/* The report of the queue's @p n spans of @p t (the queue's pin
+	 * already the report's; export_over() when it is over). */
+	void (*report)(struct http_otel_worker *o, const struct arn_cfg_tracing *t, uint32_t n);
+	/* an unnamed request's span: the request's authority, else "ingress" */
+	bool name_authority;
+	/* its counters: the scope, its spans_dropped and timer_flushed */
+	struct arn_stats_scope **stats;
+	unsigned dropped, timer;
+};
+
+static const struct tracer_ops otel_ops, zipkin_ops;
+
+static const struct tracer_ops *tracer_of(const struct arn_cfg_tracing *t)
+{
+	return t->tracer == ARN_CFG_TRACER_ZIPKIN ? &zipkin_ops : &otel_ops;
+}
+
+/* The OpenTelemetry tracer's span (span_context_extractor.cc,
+ * tracer.cc): the client's traceparent (and tracestate) its parent, else
+ * a new trace sampled by the decision; a new span id either way. */
+static int otel_start(struct http_stream *st, const struct arn_cfg_tracing *t, bool traced)
+{
+	struct http_worker *w = st->hc->w;
+	const struct arn_h1_msg *m = &st->req.m;
+	struct http_otel_span *sp = &st->res->otel;
+	(void)t;
+	const struct arn_h1_header *tp = hdr_find(m, "traceparent", 11);
+	if (tp) {
+		if (http_otel_tp_parse(tp->value, tp->value_len, sp->trace_id, sp->parent_id,
+				       &sp->sampled) != 0)
+			return -EINVAL;
+		sp->has_parent = true;
+		const struct arn_h1_header *ts = hdr_find(m, "tracestate", 10);
+		if (ts) {
+			sp->tracestate = ts->value;
+			sp->tracestate_len = ts->value_len;
+		}
+	} else {
+		rand_bytes(w, sp->trace_id, 16);
+		sp->sampled = traced;
+	}
+	rand_bytes(w, sp->span_id, 8);
+	return 0;
+}
+
+/* traceparent with span @p id, the parent's tracestate (or none) */
+static unsigned otel_inject(struct http_otel_span *sp, const uint8_t id[8], const uint8_t *parent,
+			    struct arn_h1_edit *e)
+{
+	(void)parent;
+	unsigned n = 0;
+	tp_fmt_id(sp, id);
+	e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
+				      .id1 = ARN_H1_H_OTHER + 1,
+				      .name = "traceparent",
+				      .name_len = 11,
+				      .value = sp->tp,
+				      .value_len = HTTP_OTEL_TP_LEN};
+	if (sp->tracestate_len)
+		e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
+					      .id1 = ARN_H1_H_OTHER + 1,
+					      .name = "tracestate",
+					      .name_len = 10,
+					      .value = sp->tracestate,
+					      .value_len = sp->tracestate_len};
+	else
+		e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_REMOVE,
+					      .id1 = ARN_H1_H_OTHER + 1,
+					      .name = "tracestate",
+					      .name_len = 10};
+	return n;
+}
+
+static size_t otel_span(uint8_t *out, size_t cap, const struct arn_cfg_tracing *t,
+			const struct http_otel_span *sp, const uint8_t id[8], const uint8_t *parent,
+			bool client, const char *name, size_t name_len, uint64_t start_ns,
+			uint64_t end_ns, const struct http_otel_kv *kv, unsigned n)
+{
+	(void)t;
+	return span_encode(out, cap, sp, id, parent, client ? 3 /* SPAN_KIND_CLIENT */ : 2, name,
+			   name_len, start_ns, end_ns, kv, n);
+}
+
+static unsigned zipkin_inject(struct http_otel_span *sp, const uint8_t id[8], const uint8_t *parent,
+			      struct arn_h1_edit *e)
+{
+	return http_zipkin_inject(sp, id, parent, sp->tp, e);
+}
+
+static size_t zipkin_span(uint8_t *out, size_t cap, const struct arn_cfg_tracing *t,
+			  const struct http_otel_span *sp, const uint8_t id[8],
+			  const uint8_t *parent, bool client, const char *name, size_t name_len,
+			  uint64_t start_ns, uint64_t end_ns, const struct http_otel_kv *kv,
+			  unsigned n)
+{
+	return http_zipkin_span_json((char *)out, cap, sp, id, parent, client,
+				     t->zk_shared_span_context, name, name_len, t->service_name,
+				     t->service_name_len, start_ns / 1000,
+				     (end_ns - start_ns) / 1000, kv, n);
+}
+
 /* The Zipkin tracer's span of the request (Envoy's zipkin Driver::
  * startSpan and Tracer::startSpan): from its B3 context, with
  * shared_span_context the client's span id (its parent the client's
@@ -480,7 +605,6 @@ static void start(struct http_stream *st, bool edge, const char *rid, uint32_t r
 	const struct arn_cfg_tracing *t = hc->hcm->tracing;
 	const struct arn_h1_msg *m = &st->req.m;
 	struct http_otel_span *sp = &st->res->otel;
-	const struct arn_h1_header *tp = hdr_find(m, "traceparent", 11);
 	/* an ingress request's x-envoy-decorator-operation names its span
 	 * (and is not sent on) */
 	const struct arn_h1_header *op = hdr_find(m, "x-envoy-decorator-operation", 27);
@@ -499,32 +623,10 @@ static void start(struct http_stream *st, bool edge, const char *rid, uint32_t r
 	    !edge && hdr_find(m, "x-envoy-force-trace", 19) != NULL, otel_rand(w), &changed);
 	sp->status = (uint8_t)s;
 	sp->changed = changed;
-	if (t->tracer == ARN_CFG_TRACER_ZIPKIN) {
-		if (zipkin_start(st, t, s != HTTP_OTEL_NO_TRACE) != 0)
-			st->otel_bad = true; /* a malformed B3 context: no span */
-		else
-			st->otel = true;
-		return;
-	}
-	if (tp && http_otel_tp_parse(tp->value, tp->value_len, sp->trace_id, sp->parent_id,
-				     &sp->sampled) != 0)
-		st->otel_bad = true;
-	if (st->otel_bad)
-		return;
-	if (tp) {
-		sp->has_parent = true;
-		const struct arn_h1_header *ts = hdr_find(m, "tracestate", 10);
-		if (ts) {
-			sp->tracestate = ts->value;
-			sp->tracestate_len = ts->value_len;
-		}
-	} else {
-		rand_bytes(w, sp->trace_id, 16);
-		sp->sampled = s != HTTP_OTEL_NO_TRACE;
-	}
-	rand_bytes(w, sp->span_id, 8);
-	http_otel_tp_fmt(sp);
-	st->otel = true;
+	if (tracer_of(t)->start(st, t, s != HTTP_OTEL_NO_TRACE) != 0)
+		st->otel_bad = true; /* a malformed context: no span */
+	else
+		st->otel = true;
 }
 
 int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uint32_t *rid_len,
@@ -533,9 +635,9 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 {
 	struct http_otel_span *sp = &st->res->otel;
 	const struct arn_cfg_tracing *t = st->hc->hcm->tracing;
-	bool zk = t->tracer == ARN_CFG_TRACER_ZIPKIN;
+	const struct tracer_ops *ops = tracer_of(t);
 	unsigned n = 0;
-	if (cap < (zk ? 6u : 4u))
+	if (cap < 2 + ops->max_inject)
 		return -ENOSPC;
 	if (!st->otel && !st->otel_bad) /* the first attempt decides */
 		start(st, edge, *rid, *rid_len);
@@ -576,34 +678,11 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 		sp->up_attempt = st->attempts;
 		sp->up_start_ns = wall_ns();
 		sp->up_open = true;
-		if (!zk)
-			tp_fmt_id(sp, sp->up_id);
 	}
-	if (zk) /* the span's (or the attempt's) B3 ids */
-		return (int)(n + http_zipkin_inject(sp, sp->up_open ? sp->up_id : sp->span_id,
-						    sp->up_open	     ? sp->span_id
-						    : sp->has_parent ? sp->parent_id
-								     : NULL,
-						    sp->tp, e + n));
-	e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
-				      .id1 = ARN_H1_H_OTHER + 1,
-				      .name = "traceparent",
-				      .name_len = 11,
-				      .value = sp->tp,
-				      .value_len = HTTP_OTEL_TP_LEN};
-	if (sp->tracestate_len)
-		e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_SET,
-					      .id1 = ARN_H1_H_OTHER + 1,
-					      .name = "tracestate",
-					      .name_len = 10,
-					      .value = sp->tracestate,
-					      .value_len = sp->tracestate_len};
-	else
-		e[n++] = (struct arn_h1_edit){.op = ARN_H1_EDIT_REMOVE,
-					      .id1 = ARN_H1_H_OTHER + 1,
-					      .name = "tracestate",
-					      .name_len = 10};
-	return (int)n;
+	/* the span's ids, or the attempt's (its parent the request's span) */
+	const uint8_t *id = sp->up_open ? sp->up_id : sp->span_id;
+	const uint8_t *parent = sp->up_open ? sp->span_id : sp->has_parent ? sp->parent_id : NULL;
+	return (int)(n + ops->inject(sp, id, parent, e + n));
 }
 
 /* ---- the worker's queue and exporter ------------------------------------------------------- */
@@ -629,7 +708,8 @@ struct http_otel_worker {
 	uint32_t qn;
 	size_t qlen, outlen;
 	bool busy;
-	bool zk;	 /* the last queued spans' tracer is Zipkin (the counters') */
+	/* the queued spans' tracer (the last's, once they went) */
+	const struct tracer_ops *ops;
 	int grpc_status; /* -1: none yet; Zipkin: the response's status */
 	uint8_t span[OTEL_SPAN_MAX];
 	uint8_t q[HTTP_OTEL_QUEUE_BYTES];
@@ -682,18 +762,17 @@ static void zipkin_count(struct http_worker *w, unsigned stat, uint64_t n)
 		arn_stats_add(g_zipkin_stats, w->slot, stat, n);
 }
 
-/* The counters both tracers have, in the queue's tracer's scope. */
-static void drop_count(struct http_worker *w, bool zk, uint64_t n)
+/* Counter @p stat of @p ops's tracer (its scope). */
+static void tracer_count(struct http_worker *w, const struct tracer_ops *ops, unsigned stat,
+			 uint64_t n)
 {
-	if (zk)
-		zipkin_count(w, ARN_ZIPKIN_spans_dropped, n);
-	else
-		otel_count(w, ARN_OTEL_spans_dropped, n);
+	if (*ops->stats && n)
+		arn_stats_add(*ops->stats, w->slot, stat, n);
 }
 
 static void export_over(struct http_otel_worker *o, bool ok)
 {
-	if (!ok && !o->zk)
+	if (!ok)
 		otel_count(o->hc.w, ARN_OTEL_exports_failed, 1);
 	o->busy = false;
 	if (o->out_lsn)
@@ -782,7 +861,7 @@ static const struct http_subreq_ops zk_ops = {
 /* Zipkin's report of the queued spans: a JSON array POSTed to
  * collector_endpoint with collector_hostname as Host, timing out after
  * Envoy's tracing.zipkin.request_timeout (5 s). */
-static void zipkin_flush(struct http_otel_worker *o, const struct arn_cfg_tracing *t, uint32_t n)
+static void zipkin_report(struct http_otel_worker *o, const struct arn_cfg_tracing *t, uint32_t n)
 {
 	struct http_worker *w = o->hc.w;
 	size_t len = 0;
@@ -816,7 +895,6 @@ static void zipkin_flush(struct http_otel_worker *o, const struct arn_cfg_tracin
 	}
 }
 
-/* Export the queued spans (nothing while one is in flight or none wait). */
 /* The queue lets go of its spans' configuration (none wait). */
 static void queue_release(struct http_otel_worker *o)
 {
@@ -828,35 +906,13 @@ static void queue_release(struct http_otel_worker *o)
 	o->qlen = 0;
 }
 
-/* Export the queued spans (nothing while one is in flight or none wait):
- * the queue's pin of their listener goes with the export. */
-static void flush(struct http_otel_worker *o)
+/* OTLP's export of the queue's @p n spans: one ExportTraceServiceRequest
+ * in a unary gRPC call to the envoy_grpc cluster. */
+static void otel_report(struct http_otel_worker *o, const struct arn_cfg_tracing *t, uint32_t n)
 {
 	struct http_worker *w = o->hc.w;
-	const struct arn_cfg_tracing *t = o->t;
-	if (o->busy || !o->qn || !t)
-		return;
-	if (t->tracer == ARN_CFG_TRACER_ZIPKIN) {
-		uint32_t n = o->qn;
-		o->out_lsn = o->lsn; /* the queue's pin: the report's */
-		o->lsn = NULL;
-		o->t = NULL;
-		o->qn = 0;
-		o->busy = true;
-		zipkin_flush(o, t, n);
-		o->qlen = 0;
-		return;
-	}
 	size_t len = http_otel_export_encode(o->out, sizeof(o->out), t->service_name,
 					     t->service_name_len, o->q, o->qlen);
-	uint32_t n = o->qn;
-	const struct arn_cfg_listener *l = o->lsn;
-	o->lsn = NULL; /* its pin: the export's, or let go below */
-	o->t = NULL;
-	o->qn = 0;
-	o->qlen = 0;
-	o->busy = true;
-	o->out_lsn = l;
 	if (!len) {
 		otel_count(w, ARN_OTEL_spans_dropped, n);
 		export_over(o, true);
@@ -891,15 +947,84 @@ static void flush(struct http_otel_worker *o)
 	otel_count(w, ARN_OTEL_spans_sent, n);
 }
 
+/* OTLP's queue: ScopeSpans.spans fields (tag, length, span) */
+static size_t otel_need(size_t len, uint32_t qn)
+{
+	(void)qn;
+	return 1 + vsize(len) + len;
+}
+
+static void otel_append(struct http_otel_worker *o, const uint8_t *span, size_t len)
+{
+	struct pbf f = {o->q, o->qlen, sizeof(o->q), false};
+	f_bytes(&f, 2, span, len);
+	o->qlen = f.n;
+}
+
+/* Zipkin's queue: the JSON array's elements, ','-separated */
+static size_t zipkin_need(size_t len, uint32_t qn)
+{
+	return len + (qn ? 1 : 0);
+}
+
+static void zipkin_append(struct http_otel_worker *o, const uint8_t *span, size_t len)
+{
+	if (o->qn)
+		o->q[o->qlen++] = ',';
+	memcpy(o->q + o->qlen, span, len);
+	o->qlen += len;
+}
+
+static const struct tracer_ops otel_ops = {
+    .start = otel_start,
+    .inject = otel_inject,
+    .max_inject = 2,
+    .span = otel_span,
+    .need = otel_need,
+    .append = otel_append,
+    .report = otel_report,
+    .stats = &g_otel_stats,
+    .dropped = ARN_OTEL_spans_dropped,
+    .timer = ARN_OTEL_timer_flushed,
+};
+
+static const struct tracer_ops zipkin_ops = {
+    .start = zipkin_start,
+    .inject = zipkin_inject,
+    .max_inject = 4,
+    .span = zipkin_span,
+    .need = zipkin_need,
+    .append = zipkin_append,
+    .report = zipkin_report,
+    .name_authority = true,
+    .stats = &g_zipkin_stats,
+    .dropped = ARN_ZIPKIN_spans_dropped,
+    .timer = ARN_ZIPKIN_timer_flushed,
+};
+
+/* Export the queued spans (nothing while one is in flight or none wait):
+ * the queue's pin of their listener goes with the export. */
+static void flush(struct http_otel_worker *o)
+{
+	const struct arn_cfg_tracing *t = o->t;
+	if (o->busy || !o->qn || !t)
+		return;
+	uint32_t n = o->qn;
+	o->out_lsn = o->lsn; /* the queue's pin: the export's (export_over lets go) */
+	o->lsn = NULL;
+	o->t = NULL;
+	o->qn = 0;
+	o->busy = true;
+	o->ops->report(o, t, n); /* from the queue's bytes, then gone */
+	o->qlen = 0;
+}
+
 static void flush_timer(struct http_timer *tm)
 {
 	struct http_otel_worker *o =
 	    (struct http_otel_worker *)((char *)tm - offsetof(struct http_otel_worker, timer));
 	struct http_worker *w = o->hc.w;
-	if (o->zk)
-		zipkin_count(w, ARN_ZIPKIN_timer_flushed, 1);
-	else
-		otel_count(w, ARN_OTEL_timer_flushed, 1);
+	tracer_count(w, o->ops, o->ops->timer, 1);
 	flush(o);
 	if (o->qn || o->busy)
 		http_timer_arm(w, &o->timer, HTTP_OTEL_FLUSH_MS);
@@ -943,38 +1068,26 @@ static void enqueue(struct http_otel_worker *o, const struct arn_cfg_listener *l
 		/* another configuration's spans go in another export */
 		flush(o);
 		if (o->qn) { /* one in flight: the others cannot wait */
-			drop_count(w, o->zk, o->qn);
+			tracer_count(w, o->ops, o->ops->dropped, o->qn);
 			queue_release(o);
 		}
 	}
-	bool zk = t->tracer == ARN_CFG_TRACER_ZIPKIN;
+	const struct tracer_ops *ops = tracer_of(t);
 	if (!o->qn) { /* the queue holds its spans' configuration */
 		if (o->lsn)
 			arn_cfg_unpin(o->lsn);
 		arn_cfg_pin(l);
 		o->lsn = l;
 		o->t = t;
-		o->zk = zk;
+		o->ops = ops;
 	}
-	/* OTLP: ScopeSpans.spans (tag, length, span); Zipkin: the JSON
-	 * array's elements, ','-separated */
-	size_t need = zk ? len + (o->qn ? 1 : 0) : 1 + vsize(len) + len;
-	if (o->qn >= HTTP_OTEL_QUEUE_SPANS || need > sizeof(o->q) - o->qlen) {
-		drop_count(w, zk, 1);
+	if (o->qn >= HTTP_OTEL_QUEUE_SPANS || ops->need(len, o->qn) > sizeof(o->q) - o->qlen) {
+		tracer_count(w, ops, ops->dropped, 1);
 		if (!o->qn)
 			queue_release(o);
 		return;
 	}
-	if (zk) {
-		if (o->qn)
-			o->q[o->qlen++] = ',';
-		memcpy(o->q + o->qlen, span, len);
-		o->qlen += len;
-	} else {
-		struct pbf f = {o->q, o->qlen, sizeof(o->q), false};
-		f_bytes(&f, 2, span, len);
-		o->qlen = f.n;
-	}
+	ops->append(o, span, len);
 	o->qn++;
 	if (o->qn >= HTTP_OTEL_MIN_FLUSH_SPANS)
 		flush(o);
@@ -1115,18 +1228,13 @@ void http_otel_attempt_end(struct http_stream *st)
 	memcpy(name, "router ", 7);
 	memcpy(name + 7, cn, cl);
 	memcpy(name + 7 + cl, " egress", 7);
-	uint64_t end_ns = wall_ns();
-	size_t len;
-	if (t->tracer == ARN_CFG_TRACER_ZIPKIN)
-		len = http_zipkin_span_json(
-		    (char *)o->span, sizeof(o->span), sp, sp->up_id, sp->span_id, true, false, name,
-		    cl + 14, t->service_name, t->service_name_len, sp->up_start_ns / 1000,
-		    (end_ns - sp->up_start_ns) / 1000, kv, n);
-	else
-		len = http_otel_up_span_encode(o->span, sizeof(o->span), sp, name, cl + 14,
-					       sp->up_start_ns, end_ns, kv, n);
+	/* Envoy's spawnChild: the server span's trace (and tracestate), its
+	 * span the parent; an upstream span is a CLIENT one */
+	const struct tracer_ops *ops = tracer_of(t);
+	size_t len = ops->span(o->span, sizeof(o->span), t, sp, sp->up_id, sp->span_id, true, name,
+			       cl + 14, sp->up_start_ns, wall_ns(), kv, n);
 	if (!len) {
-		drop_count(w, t->tracer == ARN_CFG_TRACER_ZIPKIN, 1);
+		tracer_count(w, ops, ops->dropped, 1);
 		return;
 	}
 	enqueue(o, hc->lsn, hc->sladdr, t, o->span, len);
@@ -1225,30 +1333,22 @@ void http_otel_finish(struct http_stream *st)
 	/* the request's x-envoy-decorator-operation (not empty), else the
 	 * route's decorator, else Envoy's ingress operation name (Zipkin's:
 	 * the request's authority, as its Driver::startSpan names it) */
-	bool zk = t->tracer == ARN_CFG_TRACER_ZIPKIN;
+	const struct tracer_ops *ops = tracer_of(t);
 	const char *name = sp->op_len		 ? sp->op
 			   : rt && rt->operation ? rt->operation
-			   : zk			 ? rec.authority.p
+			   : ops->name_authority ? rec.authority.p
 						 : "ingress";
 	size_t name_len = sp->op_len		? sp->op_len
 			  : rt && rt->operation ? rt->operation_len
-			  : zk			? rec.authority.len
+			  : ops->name_authority ? rec.authority.len
 						: 7;
-	size_t len;
-	if (zk) {
-		len = http_zipkin_span_json((char *)o->span, sizeof(o->span), sp, sp->span_id,
-					    sp->has_parent ? sp->parent_id : NULL, false,
-					    t->zk_shared_span_context, name, name_len,
-					    t->service_name, t->service_name_len,
-					    (uint64_t)rec.start_time_us, rec.duration_us, kv, n);
-	} else {
-		uint64_t start = (uint64_t)rec.start_time_us * 1000;
-		uint64_t end = start + rec.duration_us * 1000;
-		len = http_otel_span_encode(o->span, sizeof(o->span), sp, name, name_len, start,
-					    end, kv, n);
-	}
+	uint64_t start = (uint64_t)rec.start_time_us * 1000;
+	uint64_t end = start + rec.duration_us * 1000;
+	size_t len = ops->span(o->span, sizeof(o->span), t, sp, sp->span_id,
+			       sp->has_parent ? sp->parent_id : NULL, false, name, name_len, start,
+			       end, kv, n);
 	if (!len) {
-		drop_count(w, zk, 1);
+		tracer_count(w, ops, ops->dropped, 1);
 		return;
 	}
 	enqueue(o, hc->lsn, hc->sladdr, t, o->span, len);
