@@ -38,18 +38,24 @@ wait_reports() { # wait_reports N SECONDS
 	done
 	return 1
 }
-# report N FIELD: the Nth report's FIELD; span N TRACE [KIND]: its span of
-# trace TRACE (compact JSON, keys sorted)
-report() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[int(sys.argv[2])-1])[sys.argv[3]])' "$log" "$1" "$2"; }
-span() {
+# the reports, read once (python3 starts slowly): "R<n> <field> <value>"
+# and "S<n> <traceId> <kind> <span as compact JSON, keys sorted>" lines
+flat="$TOPO_DIR/flat"
+flatten() {
 	python3 -c '
 import json, sys
-r = json.loads(open(sys.argv[1]).readlines()[int(sys.argv[2]) - 1])
-for s in r["spans"]:
-    if s["traceId"] == sys.argv[3] and (len(sys.argv) < 5 or s["kind"] == sys.argv[4]):
-        print(json.dumps(s, sort_keys=True, separators=(",", ":"))); break
-' "$log" "$@"
+for i, l in enumerate(open(sys.argv[1]), 1):
+    r = json.loads(l)
+    for f in ("method", "path", "host", "type"):
+        print("R%d %s %s" % (i, f, r[f]))
+    print("R%d count %d" % (i, len(r["spans"])))
+    for s in r["spans"]:
+        print("S%d %s %s %s" % (i, s["traceId"], s["kind"],
+              json.dumps(s, sort_keys=True, separators=(",", ":"))))
+' "$log" >"$flat"
 }
+report() { grep "^R$1 $2 " "$flat" | head -1 | cut -d' ' -f3-; }
+span() { grep "^S$1 $2 ${3:-}" "$flat" | head -1 | cut -d' ' -f4-; }
 field() { sed -E 's/^tid=([^ ]*) sid=([^ ]*) pid=([^ ]*) s=([^ ]*) b3=(.*)$/'"$2"'/' <<<"$1"; }
 
 t1=463ac35c9f6413ad48485a3953bb6124
@@ -92,11 +98,14 @@ expect "trace_id_128bit: a new 128-bit trace" "$b" "^tid=[0-9a-f]{32} sid=[0-9a-
 # (x-b3-sampled: a local reply has no x-request-id to carry the decision)
 cc -o /dev/null -H "x-b3-sampled: 1" "http://$us:81/local"
 wait_reports 2 3 && ok "five more spans: a second report" || bad "second report: $(wc -l <"$log") reports"
+flatten
+stats=$(curl -s "http://127.0.0.1:$admin_port/stats" | grep '^tracing.zipkin.')
+zstat() { grep "^tracing.zipkin.$1: " <<<"$stats" | awk '{print $2}'; }
 expect "report: POST" "$(report 1 method)" "^POST$"
 expect "report: collector_endpoint" "$(report 1 path)" "^/api/v2/spans$"
 expect "report: collector_hostname as Host" "$(report 1 host)" "^zipkin.test$"
 expect "report: JSON" "$(report 1 type)" "^application/json$"
-expect "report: five spans" "$(report 1 spans | grep -o "'traceId'" | wc -l)" "^5$"
+expect "report: five spans" "$(report 1 count)" "^5$"
 s=$(span 1 "$t1")
 expect "span: its id the client's (shared)" "$s" "\"id\":\"$s1\""
 expect "span: its parent the client's parent" "$s" "\"parentId\":\"$p1\""
@@ -127,11 +136,11 @@ expect "CLIENT span: its cr annotation" "$cs" '"value":"cr"'
 expect "SERVER span: its own id" "$ss" "\"id\":\"$server_id\""
 expect "SERVER span: its parent the client's span" "$ss" "\"parentId\":\"$s1\""
 [[ "$ss" == *shared* ]] && bad "not shared: \"shared\" set" || ok "not shared: no \"shared\""
-expect "a local reply's span: the decorator names it" "$(report 2 spans)" "'name': 'local-op'"
-expect "spans_sent" "$(stat tracing.zipkin.spans_sent)" "^10$"
-expect "reports_sent (202)" "$(stat tracing.zipkin.reports_sent)" "^2$"
-expect "reports_dropped" "$(stat tracing.zipkin.reports_dropped)" "^0$"
-expect "reports_failed" "$(stat tracing.zipkin.reports_failed)" "^0$"
-expect "spans_dropped" "$(stat tracing.zipkin.spans_dropped)" "^0$"
+expect "a local reply's span: the decorator names it" "$(grep '^S2 ' "$flat")" '"name":"local-op"'
+expect "spans_sent" "$(zstat spans_sent)" "^10$"
+expect "reports_sent (202)" "$(zstat reports_sent)" "^2$"
+expect "reports_dropped" "$(zstat reports_dropped)" "^0$"
+expect "reports_failed" "$(zstat reports_failed)" "^0$"
+expect "spans_dropped" "$(zstat spans_dropped)" "^0$"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
