@@ -4,16 +4,20 @@
  * formats back to the same ids and flag), the trace decision over any
  * x-request-id, and a span whose name, tracestate and attributes are the
  * input: its bytes must decode (http_pb.h's bounded reader) field by
- * field, every string valid UTF-8 and of the input's length.
+ * field, every string valid UTF-8 and of the input's length; the same
+ * for the Zipkin tracer's B3 headers and JSON span (zipkin() below).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arn_config_model.h"
+#include "arn_json.h"
 #include "http_otel.h"
 #include "http_pb.h"
+#include "http_zipkin.h"
 
 static bool utf8_ok(const uint8_t *p, size_t n)
 {
@@ -45,6 +49,68 @@ static void must(bool c)
 {
 	if (!c)
 		abort();
+}
+
+/* The Zipkin tracer (http_zipkin.c): the input as the single b3 header
+ * and, split at its first four '\n', as x-b3-traceid, spanid,
+ * parentspanid and sampled: a context it takes, written back as B3
+ * headers, reads back the same; and a span whose name, service name and
+ * tag are the input is JSON that parses, the tag's value whole. */
+static void zipkin(const char *s, size_t size)
+{
+	struct http_b3 b, b2;
+	struct http_b3_in in = {.b3 = s, .b3_len = size};
+	int rc = http_zipkin_b3_parse(&in, size & 1, &b);
+	must(rc >= -EINVAL && rc <= 1);
+	const char *parts[5] = {0};
+	size_t lens[5] = {0}, k = 0, at = 0;
+	for (size_t i = 0; i <= size && k < 5; i++)
+		if (i == size || (s[i] == '\n' && k < 4)) {
+			parts[k] = s + at;
+			lens[k++] = i - at;
+			at = i + 1;
+		}
+	struct http_b3_in m = {.trace_id = parts[0], .trace_id_len = lens[0],
+			       .span_id = parts[1], .span_id_len = lens[1],
+			       .parent_id = parts[2], .parent_id_len = lens[2],
+			       .sampled = parts[3], .sampled_len = lens[3]};
+	rc = http_zipkin_b3_parse(&m, size & 2, &b);
+	if (rc == 1) {
+		struct http_otel_span sp = {0};
+		memcpy(sp.trace_id, b.trace_id, 16);
+		sp.t128 = b.t128;
+		sp.sampled = b.sampled;
+		bool par = b.parent_id[0] | b.parent_id[7];
+		struct arn_h1_edit e[4];
+		char buf[HTTP_ZIPKIN_HDRS_LEN];
+		unsigned n = http_zipkin_inject(&sp, b.span_id, par ? b.parent_id : NULL, buf, e);
+		struct http_b3_in back = {.trace_id = e[0].value, .trace_id_len = e[0].value_len,
+					  .span_id = e[1].value, .span_id_len = e[1].value_len,
+					  .sampled = e[n - 1].value, .sampled_len = 1};
+		if (par) {
+			back.parent_id = e[2].value;
+			back.parent_id_len = e[2].value_len;
+		}
+		must(http_zipkin_b3_parse(&back, !b.sampled, &b2) == 1);
+		must(!memcmp(b2.trace_id, b.trace_id, 16) && !memcmp(b2.span_id, b.span_id, 8) &&
+		     b2.t128 == b.t128 && b2.sampled == b.sampled);
+		must(!par || !memcmp(b2.parent_id, b.parent_id, 8));
+	}
+	static char out[1 << 17];
+	struct http_otel_span sp = {0};
+	struct http_otel_kv kv = {"t", s, 1, (uint32_t)size};
+	size_t n = http_zipkin_span_json(out, sizeof(out), &sp, sp.span_id, NULL, size & 1, true, s,
+					 size, s, size, 1, 2, &kv, 1);
+	must(n > 0);
+	struct arn_json *j = arn_json_parse(out, n);
+	must(j != NULL);
+	if (size) {
+		const struct arn_json *t = arn_json_get(j, "tags");
+		must(t && t->n == 1 && t->v[0]->type == ARN_JSON_STRING);
+		/* as long as the input unless a NUL cut the decoded value */
+		must(strlen(t->v[0]->str) == size || memchr(s, 0, size));
+	}
+	arn_json_free(j);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -125,5 +191,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			seen |= 4, must(f.v == 3);
 	}
 	must(rc == 0 && seen == 7);
+	zipkin(s, size);
 	return 0;
 }
