@@ -320,10 +320,18 @@ static uint64_t zk_stat(unsigned id)
 
 /* The "dyn" listener with the Zipkin tracer (collector "two") in place of
  * HH_TRACING's OpenTelemetry one; @p extra: more ZipkinConfig fields. */
-static void apply_zipkin(const char *extra)
+static void apply_zipkin_su(const char *extra, bool spawn)
 {
 	static char b[32768], l[33000];
 	snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_DYN);
+	if (spawn) { /* HCM tracing's spawn_upstream_span: true */
+		static const char su[] = "\"spawn_upstream_span\":true,";
+		char *at = strstr(b, "\"tracing\":{");
+		assert_non_null(at);
+		at += 11;
+		memmove(at + sizeof(su) - 1, at, strlen(at) + 1);
+		memcpy(at, su, sizeof(su) - 1);
+	}
 	char *p = strstr(b, "\"provider\":{");
 	char *e = strstr(b, "\"timeout\":\"0.3s\"}}}");
 	assert_non_null(p);
@@ -338,6 +346,11 @@ static void apply_zipkin(const char *extra)
 	hh_apply(ARN_TYPE_URL_LISTENER, l);
 	hh_cfg_changed = true;
 	hh_settle();
+}
+
+static void apply_zipkin(const char *extra)
+{
+	apply_zipkin_su(extra, false);
 }
 
 static uint8_t cap[128 * 1024];
@@ -515,6 +528,95 @@ static void test_zipkin_queue_bound(void **state)
 	hh_end();
 }
 
+/* The x-b3-spanid and x-b3-parentspanid an upstream got. */
+static void b3_ids(const struct peer *u, char *id, char *parent)
+{
+	const char *a = strstr(u->log, "x-b3-spanid: "), *b = strstr(u->log, "x-b3-parentspanid: ");
+	assert_non_null(a);
+	assert_non_null(b);
+	memcpy(id, a + 13, 16);
+	memcpy(parent, b + 19, 16);
+	id[16] = parent[16] = 0;
+}
+
+/* spawn_upstream_span with the Zipkin tracer (stage 2): a request retried
+ * once (503, then 200) makes a CLIENT span per attempt; each attempt's
+ * upstream gets its own span id as x-b3-spanid and the request's SERVER
+ * span as x-b3-parentspanid; the report holds the three spans, the
+ * CLIENT ones named "router dyn egress" with their "cr" annotation, no
+ * "shared", the 503 one with error, the retry with retry.count 1; the
+ * SERVER span (shared: the client's span id) is their parent. Fails
+ * before: the listener is refused. */
+static void test_zipkin_upstream_spans(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	apply_zipkin_su("", true);
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /t/3 HTTP/1.1\r\nHost: a\r\nx-user: bob\r\n"
+			       "b3: " TID "-" SID "-1\r\n\r\n");
+	struct peer *u1 = upstream_that_got(rx0);
+	assert_non_null(u1);
+	char id1[17], id2[17], p1[17], p2[17];
+	b3_ids(u1, id1, p1);
+	assert_string_equal(p1, SID); /* the request's span: the client's (shared) */
+	snapshot(rx0);
+	send_str(u1, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
+	for (int i = 0; i < 50 && !upstream_that_got(rx0); i++)
+		hh_advance(10);
+	struct peer *u2 = upstream_that_got(rx0);
+	assert_non_null(u2);
+	const char *at = strstr(u2->log, "GET /t/3");
+	assert_non_null(at);
+	b3_ids(u2, id2, p2);
+	assert_ptr_not_equal(u2, u1); /* (else its log holds both attempts) */
+	assert_string_not_equal(id1, id2);
+	assert_string_equal(p2, SID);
+	send_str(u2, OK5);
+	assert_non_null(strstr(hh_client(0)->log, "HTTP/1.1 200 OK"));
+	flushed();
+	const char *h;
+	struct arn_json *j = report(&h);
+	struct peer *col = NULL;
+	for (unsigned u = 0; u < N_UPSTREAMS; u++)
+		if (hh_upstream(u) && hh_upstream(u)->cap == cap)
+			col = hh_upstream(u);
+	assert_non_null(col);
+	assert_int_equal(j->n, 3);
+	/* in the order they ended: the two attempts, then the request */
+	const char *ids[2] = {id1, id2};
+	for (unsigned i = 0; i < 2; i++) {
+		const struct arn_json *c = j->v[i];
+		assert_string_equal(jstr(c, "kind"), "CLIENT");
+		assert_string_equal(jstr(c, "traceId"), TID);
+		assert_string_equal(jstr(c, "id"), ids[i]);
+		assert_string_equal(jstr(c, "parentId"), SID);
+		assert_string_equal(jstr(c, "name"), "router dyn egress");
+		assert_null(arn_json_get(c, "shared"));
+		assert_string_equal(jstr(arn_json_get(c, "annotations")->v[0], "value"), "cr");
+		assert_string_equal(jstr(arn_json_get(c, "tags"), "u"), "bob");
+	}
+	const struct arn_json *t0 = arn_json_get(j->v[0], "tags"),
+			      *t1 = arn_json_get(j->v[1], "tags");
+	assert_string_equal(jstr(t0, "http.status_code"), "503");
+	assert_string_equal(jstr(t0, "error"), "true");
+	assert_null(arn_json_get(t0, "retry.count"));
+	assert_string_equal(jstr(t1, "retry.count"), "1");
+	assert_null(arn_json_get(t1, "error"));
+	const struct arn_json *sv = j->v[2];
+	assert_string_equal(jstr(sv, "kind"), "SERVER");
+	assert_string_equal(jstr(sv, "id"), SID);
+	assert_null(arn_json_get(sv, "parentId"));
+	assert_string_equal(arn_json_get(sv, "shared")->lit, "true");
+	arn_json_free(j);
+	send_str(col, "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n");
+	col->cap = NULL;
+	hh_end();
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -522,7 +624,7 @@ int main(void)
 	    cmocka_unit_test(test_b3_single_accepted), cmocka_unit_test(test_b3_single_refused),
 	    cmocka_unit_test(test_b3_multi),	       cmocka_unit_test(test_b3_inject),
 	    cmocka_unit_test(test_span_json),	       cmocka_unit_test(test_zipkin_report),
-	    cmocka_unit_test(test_zipkin_queue_bound),
+	    cmocka_unit_test(test_zipkin_queue_bound), cmocka_unit_test(test_zipkin_upstream_spans),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
