@@ -141,9 +141,14 @@ static void zipkin(struct conv *c, struct pb zc, struct arn_cfg_tracing *o)
 		conv_dep(c, ARN_CFG_CLUSTER, cn.data, cn.size, false, 0);
 	}
 	upb_StringView ep = pb_str(zc, "collector_endpoint");
-	if (!ep.size || ep.data[0] != '/') {
+	bool bad = false; /* it goes in the request line as it is */
+	for (size_t i = 0; i < ep.size; i++)
+		bad |= (unsigned char)ep.data[i] <= ' ' || ep.data[i] == 0x7f;
+	if (!ep.size || ep.data[0] != '/' || bad) {
 		conv_err(c, "collector_endpoint", "%s: the collector's path, such as /api/v2/spans",
-			 ep.size ? "not a path (it starts with '/')" : "missing");
+			 !ep.size ? "missing"
+			 : bad	  ? "a space or control byte in it"
+				  : "not a path (it starts with '/')");
 	} else {
 		o->zk_path = conv_hdr_str(c, "collector_endpoint", ep);
 		o->zk_path_len = (uint32_t)ep.size;

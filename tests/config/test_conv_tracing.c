@@ -240,6 +240,10 @@ static void test_tracing_zipkin(void **state)
 				     "\"collector_endpoint_version\":\"HTTP_JSON\"")),
 		      ""),
 	     "collector_endpoint: not a path"},
+	    {LISTENER(TRACING(ZIPKIN(",\"collector_cluster\":\"z\",\"collector_endpoint\":\"/a b\","
+				     "\"collector_endpoint_version\":\"HTTP_JSON\"")),
+		      ""),
+	     "collector_endpoint: a space or control byte"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		tc_refused(L, cases[i].l, cases[i].want);
