@@ -51,21 +51,21 @@ struct http_otel_span {
 	uint8_t parent_id[8];
 	bool has_parent;
 	bool sampled;
-	bool changed;		/* x-request-id's status is rewritten */
-	uint8_t status;		/* enum http_otel_status */
-	const char *tracestate; /* the request's first tracestate (parent's) */
-	uint32_t tracestate_len;
+	bool changed;		 /* x-request-id's status is rewritten */
+	uint8_t status;		 /* enum http_otel_status */
+	uint32_t tracestate_len; /* (here and below: no holes, 152 bytes) */
+	const char *tracestate;	 /* the request's first tracestate (parent's) */
 	/* the request's x-envoy-decorator-operation (into the request):
 	 * the span's name when not empty; op_hdr: present, removed upstream */
 	const char *op;
 	uint32_t op_len;
 	bool op_hdr;
-	/* the traceparent sent upstream, or (Zipkin) the x-b3-* ids' hex */
-	char tp[HTTP_OTEL_HDRS_MAX];
 	bool t128; /* Zipkin: a 128-bit trace id (else its low 8 bytes) */
 	/* spawn_upstream_span: the attempt's CLIENT span (the server span's
 	 * child), open from its request edits to its end */
 	bool up_open;
+	/* the traceparent sent upstream, or (Zipkin) the x-b3-* ids' hex */
+	char tp[HTTP_OTEL_HDRS_MAX];
 	uint8_t up_id[8];
 	uint32_t up_attempt;
 	uint64_t up_start_ns;
