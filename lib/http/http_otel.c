@@ -17,6 +17,7 @@
 #include "arn_access_log.h"
 #include "arn_config.h"
 #include "arn_stats_envoy.h"
+#include "arn_utf8.h"
 #include "http_access_log.h"
 #include "http_filter.h"
 #include "http_otel.h"
@@ -241,39 +242,6 @@ static void f_fixed64(struct pbf *f, uint32_t field, uint64_t v)
 	f_raw(f, t, 8);
 }
 
-/* The length of the longest valid UTF-8 sequence at @p p (0: not one). */
-size_t http_otel_utf8_seq(const uint8_t *p, size_t n)
-{
-	uint8_t c = p[0];
-	if (c < 0x80)
-		return 1;
-	size_t k;
-	uint32_t min;
-	if ((c & 0xe0) == 0xc0) {
-		k = 2;
-		min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		k = 3;
-		min = 0x800;
-	} else if ((c & 0xf8) == 0xf0) {
-		k = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (k > n)
-		return 0;
-	uint32_t cp = c & (0x7f >> k);
-	for (size_t i = 1; i < k; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return k;
-}
-
 /* A string field whose bytes that are not UTF-8 become '?' (a protobuf
  * string must be UTF-8: a collector refuses the whole export otherwise,
  * and the values come from clients). */
@@ -288,7 +256,7 @@ static void f_utf8(struct pbf *f, uint32_t field, const char *s, size_t n)
 	const uint8_t *p = (const uint8_t *)s;
 	uint8_t *o = f->b + f->n;
 	for (size_t i = 0; i < n;) {
-		size_t k = http_otel_utf8_seq(p + i, n - i);
+		size_t k = arn_utf8_seq(p + i, n - i);
 		if (!k) {
 			o[i++] = '?';
 			continue;

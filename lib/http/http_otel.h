@@ -100,10 +100,6 @@ enum http_otel_status http_otel_decide(const struct arn_cfg_tracing *t,
 /** Format @p sp's traceparent into sp->tp (lower-case hex, as Envoy's). */
 void http_otel_tp_fmt(struct http_otel_span *sp);
 
-/** The length of the valid UTF-8 sequence at @p p (@p n bytes left), 0
- * when it is not one (both tracers write '?' for such a byte). */
-size_t http_otel_utf8_seq(const uint8_t *p, size_t n);
-
 /** Strings of one finished span (the access record's, the tags'). */
 struct http_otel_kv {
 	const char *k, *v;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "arn_h1.h"
+#include "arn_utf8.h"
 #include "http_zipkin.h"
 
 /* ---- B3 ---------------------------------------------------------------------------------- */
@@ -257,7 +258,7 @@ static void jw_str(struct jw *w, const char *s, size_t n)
 			jw_raw(w, e, 6);
 			i++;
 		} else {
-			size_t k = http_otel_utf8_seq(p + i, n - i);
+			size_t k = arn_utf8_seq(p + i, n - i);
 			if (!k) {
 				JW_LIT(w, "?");
 				i++;
