@@ -277,6 +277,26 @@ static int compile(const char *fmt, struct seq *s, struct arn_sb *err)
 				op.blen = alen - l1 - 1;
 			}
 			found = true;
+		} else if (nlen == 11 && !memcmp(name, "ENVIRONMENT", 11)) {
+			/* Envoy's %ENVIRONMENT(X):Z%: read when the format is
+			 * built, a literal from then on ("-" when unset) */
+			if (args == NULL || alen == 0) {
+				arn_sb_printf(err,
+					      "%%ENVIRONMENT%% at offset %zu needs a variable's "
+					      "name: %%ENVIRONMENT(POD_NAME)%%\n",
+					      (size_t)(pct - fmt));
+				return -EINVAL;
+			}
+			char *vn = dupn(args, alen);
+			const char *v = vn ? getenv(vn) : NULL;
+			size_t vl = v ? strlen(v) : 1;
+			if (max_len && vl > max_len)
+				vl = max_len;
+			op = (struct op){OP_LIT, dupn(v ? v : "-", vl), vl};
+			free(vn);
+			if (op.a == NULL)
+				return -ENOMEM;
+			found = true;
 		} else if (nlen == 10 && !memcmp(name, "START_TIME", 10)) {
 			op.kind = OP_START_TIME;
 			if (args && alen)

@@ -1315,6 +1315,27 @@ static void test_access_log_default_format(void **state)
 	free(l);
 }
 
+/* Envoy's %ENVIRONMENT(X):Z%: the variable's value when the format is
+ * built ("-" when unset), bounded by Z; a name is required (Envoy
+ * Gateway's OpenTelemetry access log attributes read the pod's). Fails
+ * before: not a command operator Arion knows. */
+static void test_access_log_environment(void **state)
+{
+	(void)state;
+	setenv("ARN_TEST_POD", "pod-7", 1);
+	unsetenv("ARN_TEST_NONE");
+	struct arn_access_record r = sample_record();
+	char *l = fmt_text("%ENVIRONMENT(ARN_TEST_POD)% %ENVIRONMENT(ARN_TEST_NONE)% "
+			   "%ENVIRONMENT(ARN_TEST_POD):3%",
+			   &r, 64);
+	assert_string_equal(l, "pod-7 - pod");
+	free(l);
+	struct arn_sb err = ARN_SB_INIT;
+	assert_null(arn_access_format_text("%ENVIRONMENT%", &err));
+	assert_non_null(strstr(arn_sb_cstr(&err), "needs a variable's name"));
+	arn_sb_free(&err);
+}
+
 /* A :Z length from the control plane is digits and bounds the value, whatever
  * its size: ":-1" (which strtoul reads as ULONG_MAX) is refused, and the
  * largest accepted length does not wrap the limit below what is already
@@ -2079,6 +2100,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_access_log_default_format, reset),
 	    cmocka_unit_test_setup(test_access_log_operators, reset),
 	    cmocka_unit_test_setup(test_access_log_length_limit_bounded, reset),
+	    cmocka_unit_test_setup(test_access_log_environment, reset),
 	    cmocka_unit_test_setup(test_access_log_downstream_peer, reset),
 	    cmocka_unit_test_setup(test_access_log_json_format, reset),
 	    cmocka_unit_test_setup(test_access_log_json_stays_json, reset),
