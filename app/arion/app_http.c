@@ -42,6 +42,7 @@ int arn_app_http_start(struct arn_app *app)
 	o.node_id = b->node_id;
 	o.zone = zone.data;
 	o.zone_len = zone.size;
+	o.node_cluster = b->node_cluster;
 	struct arn_http_cx_limit *cl = b->n_cx_limits ? calloc(b->n_cx_limits, sizeof(*cl)) : NULL;
 	if (b->n_cx_limits && !cl)
 		return -ENOMEM;

@@ -596,6 +596,46 @@ enum arn_cfg_log_kind {
 	ARN_CFG_LOG_FILE = 0,
 	ARN_CFG_LOG_STDOUT,
 	ARN_CFG_LOG_STDERR,
+	ARN_CFG_LOG_OTEL, /* envoy.access_loggers.open_telemetry (grpc) */
+};
+
+/* Bounds on a gRPC access logger's configuration (each refused past it,
+ * naming the field): attributes are formatted per record, resource
+ * attributes are sent with every export. */
+#define ARN_CFG_GLOG_ATTRS_MAX 32
+#define ARN_CFG_GLOG_MD_MAX 8
+/* buffer_size_bytes: at most the worker's queue (http_glog.h) */
+#define ARN_CFG_GLOG_BUFFER_MAX 65536
+
+/* A key and a string: an attribute's format string, a resource
+ * attribute's value. */
+struct arn_cfg_glog_kv {
+	const char *key, *value;
+	uint32_t key_len, value_len;
+};
+
+struct arn_cfg_ext_authz_hdr;
+
+/* A gRPC access logger (Envoy's CommonGrpcAccessLogConfig and its
+ * OpenTelemetry / HTTP / TCP configurations). */
+struct arn_cfg_grpc_log {
+	struct arn_cfg_ref cluster; /* grpc_service.envoy_grpc.cluster_name */
+	const char *authority;	    /* envoy_grpc.authority, or NULL */
+	uint32_t authority_len;
+	uint32_t timeout_ms;		  /* grpc_service.timeout; 0: none */
+	struct arn_cfg_ext_authz_hdr *md; /* initial_metadata */
+	size_t n_md;
+	const char *log_name; /* "" when not set */
+	uint32_t log_name_len;
+	uint32_t flush_ms;     /* buffer_flush_interval: 1000 */
+	uint32_t buffer_bytes; /* buffer_size_bytes: 16384 */
+	/* OpenTelemetry's */
+	const char *body;	       /* body.string_value's format, or NULL: no body */
+	struct arn_cfg_glog_kv *attrs; /* attributes: key, format string */
+	size_t n_attrs;
+	struct arn_cfg_glog_kv *res_attrs; /* resource_attributes: key, literal */
+	size_t n_res_attrs;
+	bool builtin_labels; /* !disable_builtin_labels */
 };
 
 struct arn_cfg_access_log {
@@ -605,6 +645,7 @@ struct arn_cfg_access_log {
 	const char *json_format; /* JSON object text of json_format, or NULL */
 	const char *filter_json; /* JSON of the AccessLogFilter, or NULL (log everything) */
 	bool omit_empty_values;	 /* log_format's: no "-" for an absent value, no null key */
+	const struct arn_cfg_grpc_log *grpc; /* OTEL: the gRPC logger's, else NULL */
 };
 
 /* An envoy.config.core.v3.SubstitutionFormatString (local_reply_config's

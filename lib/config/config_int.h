@@ -355,6 +355,10 @@ const char *conv_subst_format(struct conv *c, struct pb fmt, const char *name,
 			      struct arn_cfg_subst_format *out);
 void conv_check_access_format(struct conv *c, const char *json, const char *text, bool omit,
 			      const char *field);
+/** A gRPC access logger's typed_config @p any of type @p tn into @p a
+ * (conv_grpc_log.c). @return false when @p tn is not one (nothing done). */
+bool conv_grpc_access_log(struct conv *c, struct pb any, upb_StringView tn,
+			  struct arn_cfg_access_log *a);
 /** An xds.type.matcher.v3.Matcher's Predicate @p p read as a custom_response
  * rule (the response inputs) into @p out. conv_predicate.c */
 void conv_resp_predicate(struct conv *c, struct pb p, struct arn_cfg_rbac_rule *out);

@@ -270,10 +270,10 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 				conv_only(c, cfg, "log_format");
 				fmt = pb_msg(cfg, "log_format");
 			}
-		} else {
+		} else if (!conv_grpc_access_log(c, any, tn, a)) {
 			conv_err(c, "",
 				 "access logger type '%.*s' is not supported (file, stdout, "
-				 "stderr are)",
+				 "stderr, open_telemetry are)",
 				 (int)tn.size, tn.data);
 		}
 		if (fmt.m) {

@@ -78,6 +78,9 @@ struct arn_http_options {
 	 * tracing spans' node_id and zone tags; copied */
 	const char *node_id, *zone;
 	size_t zone_len;
+	/* the bootstrap's node.cluster (NULL: ""): the gRPC access logs'
+	 * cluster_name resource label; copied */
+	const char *node_cluster;
 };
 
 /**

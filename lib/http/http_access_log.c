@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arn_tls.h"
+#include "http_glog.h"
 #include "http_access_log.h"
 #include "http_int.h"
 #include "http_stream.h"
@@ -201,10 +202,12 @@ void http_access_record(struct http_stream *st, struct arn_access_record *rec)
 void http_access_log(struct http_stream *st)
 {
 	struct http_hcm_rt *r = st->hc->hrt;
-	if (!r || !r->n_loggers)
+	if (!r || (!r->n_loggers && !r->n_glogs))
 		return;
 	struct arn_access_record rec;
 	http_access_record(st, &rec);
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], st->hc->w->slot, &rec);
+	if (r->n_glogs)
+		http_glog_log(st->hc->w, st->hc->lsn, st->hc->sladdr, r, &rec);
 }

@@ -21,6 +21,7 @@
 #include "arn_log.h"
 #include "arn_tcp.h"
 #include "http_conn.h"
+#include "http_glog.h"
 #include "http_l4.h"
 #include "http_hcm.h"
 #include "http_mcp.h"
@@ -933,6 +934,8 @@ static void no_chain_log(struct http_worker *w, const struct arn_cfg_listener *l
 		rec.requested_server_name = (struct arn_access_str){h->sni, h->sni_len};
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], w->slot, &rec);
+	if (r->n_glogs)
+		http_glog_log(w, l, laddr, r, &rec);
 	http_rt_hcm_put(r);
 }
 

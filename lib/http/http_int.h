@@ -141,6 +141,9 @@ struct http_hcm_rt {
 	struct arn_stats_scope *h1stats; /* http1.* (the same), with headers_with_underscores */
 	struct arn_access_logger *loggers[HTTP_MAX_LOGGERS];
 	unsigned n_loggers;
+	/* the gRPC access loggers (http_glog.h), after the file ones */
+	struct http_glog *glogs[HTTP_MAX_LOGGERS];
+	unsigned n_glogs;
 	struct http_lr *lr; /* local_reply_config compiled (http_local.c), or NULL */
 	/* no HTTP filter acts on this manager's streams (http_filters_idle):
 	 * the HCM walks none of their hooks, decided here once per

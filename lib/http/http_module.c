@@ -52,6 +52,7 @@
 #include "http_shadow.h"
 #include "http_upstream.h"
 #include "http_otel.h"
+#include "http_glog.h"
 
 static struct arn_config_store *g_store;
 /* where g_store keeps its current generation: read inline by every poll */
@@ -205,6 +206,7 @@ static void worker_free(struct http_worker *w)
 	http_oauth2_worker_fini(w);
 	http_ext_proc_worker_fini(w);
 	http_otel_worker_fini(w);
+	http_glog_worker_fini(w);
 	free(w->res_mem);
 	free(w->big_mem);
 	free(w->trl_mem);
@@ -320,6 +322,11 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	}
 	if (http_otel_worker_init(w) != 0) { /* HCM tracing's span queue */
 		ARN_ERR(HTTP, "worker %u: out of memory for the tracing span queue", idx);
+		worker_free(w);
+		return -ENOMEM;
+	}
+	if (http_glog_worker_init(w) != 0) { /* the gRPC access loggers' queue */
+		ARN_ERR(HTTP, "worker %u: out of memory for the gRPC access log queue", idx);
 		worker_free(w);
 		return -ENOMEM;
 	}
@@ -513,6 +520,8 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 	if (!g_lm_stats)
 		g_lm_stats = arn_stats_scope_get(&arn_stats_listener_manager_schema, NULL, NULL);
 	http_otel_module_init(o ? o->node_id : NULL, o ? o->zone : NULL, o ? o->zone_len : 0);
+	http_glog_module_init(o ? o->node_id : NULL, o ? o->node_cluster : NULL, o ? o->zone : NULL,
+			      o ? o->zone_len : 0);
 	rc = arn_tcp_app_register(&http_app);
 	if (rc) {
 		ARN_ERR(HTTP, "cannot register with the TCP stack: %s", strerror(-rc));

@@ -43,6 +43,7 @@
 #include "arn_net.h"
 #include "arn_tls.h"
 #include "http_filter.h"
+#include "http_glog.h"
 #include "http_int.h"
 #include "http_l4.h"
 #include "http_local_reply.h"
@@ -607,6 +608,8 @@ static void hcm_rt_free(struct http_hcm_rt *r)
 	http_l4_hrt_fini(r);
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_logger_put(r->loggers[i]);
+	for (unsigned i = 0; i < r->n_glogs; i++)
+		http_glog_free(r->glogs[i]);
 	http_lr_free(r->lr);
 	free(r);
 }
@@ -756,6 +759,12 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	size_t n_logs = h ? h->n_access_logs : tp ? tp->n_access_logs : l->n_access_logs;
 	for (size_t i = 0; i < n_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {
 		const struct arn_cfg_access_log *a = &logs[i];
+		if (a->grpc) { /* a gRPC access logger (http_glog.c) */
+			struct http_glog *g = http_glog_new(a, l->obj.name, i);
+			if (g && r->n_glogs < HTTP_MAX_LOGGERS)
+				r->glogs[r->n_glogs++] = g;
+			continue;
+		}
 		struct arn_sb err = ARN_SB_INIT;
 		/* lib/config compiled it already (the same builder): this
 		 * fails only without memory */

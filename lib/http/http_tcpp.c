@@ -63,6 +63,7 @@
 #include "arn_rbac.h"
 #include "arn_tcp.h"
 #include "arn_tcp_proxy.h"
+#include "http_glog.h"
 #include "http_int.h"
 #include "http_l4.h"
 #include "http_od.h"
@@ -184,7 +185,7 @@ static struct http_tcpp *owner(struct http_timer *t, size_t off)
 static void access_log(struct http_tcpp *s)
 {
 	struct http_hcm_rt *r = s->rt;
-	if (!r || !r->n_loggers)
+	if (!r || (!r->n_loggers && !r->n_glogs))
 		return;
 	struct http_worker *w = s->w;
 	struct arn_access_record rec;
@@ -221,6 +222,8 @@ static void access_log(struct http_tcpp *s)
 	}
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], w->slot, &rec);
+	if (r->n_glogs)
+		http_glog_log(w, s->lsn, s->sladdr, r, &rec);
 }
 
 /* The upstream connection of the current attempt is gone: its counts end. */

@@ -230,6 +230,8 @@ struct http_worker {
 	char cresp_body[ARN_CFG_LR_BODY_MAX];
 	/* HCM tracing's queue of finished spans and exporter (http_otel.c) */
 	struct http_otel_worker *otel;
+	/* the gRPC access loggers' queue of records and exporter (http_glog.c) */
+	struct http_glog_worker *glog;
 };
 
 /* ---- services ------------------------------------------------------------------------ */

@@ -337,4 +337,14 @@ enum arn_proxy_proto_stat {
 };
 extern struct arn_stats_schema arn_stats_proxy_proto_schema;
 
+/* access_logs.open_telemetry_access_log.* (untagged; the OpenTelemetry
+ * access logger's, lib/http/http_glog.c) */
+enum arn_glog_stat {
+#define ARN_STAT(kind, name, help) ARN_GLOG_##name,
+#include "envoy_glog_stats.def"
+#undef ARN_STAT
+	ARN_GLOG__COUNT
+};
+extern struct arn_stats_schema arn_stats_glog_otel_schema;
+
 #endif

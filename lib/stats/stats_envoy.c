@@ -215,3 +215,10 @@ static const struct arn_stat_def lua_defs[] = {
 #undef ARN_STAT
 };
 struct arn_stats_schema arn_stats_lua_schema = ARN_STATS_SCHEMA("lua", lua_defs);
+static const struct arn_stat_def glog_defs[] = {
+#define ARN_STAT(kind, name, help) ARN_STAT_DEF(kind, name, help),
+#include "envoy_glog_stats.def"
+#undef ARN_STAT
+};
+struct arn_stats_schema arn_stats_glog_otel_schema =
+    ARN_STATS_SCHEMA("access_logs.open_telemetry_access_log", glog_defs);

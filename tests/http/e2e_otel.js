@@ -76,8 +76,44 @@ require('http')
 const held = [];
 require('net').createServer((c) => held.push(c)).listen(Number(port) + 2, addr);
 
+// LogsService/Export: each record of an OpenTelemetry access log is a
+// line of LOG.logs (JSON: time, body, attributes, the resource's, the
+// export's record count).
+const ldef = pl.loadSync('opentelemetry/proto/collector/logs/v1/logs_service.proto', {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  bytes: Buffer,
+  defaults: false,
+  oneofs: true,
+  includeDirs: [path.join(__dirname, 'otel_proto')],
+});
+const lsvc = grpc.loadPackageDefinition(ldef).opentelemetry.proto.collector.logs.v1
+  .LogsService.service;
+
+function exportLogs(call, cb) {
+  const req = call.request;
+  let n = 0;
+  for (const rl of req.resource_logs || [])
+    for (const sl of rl.scope_logs || []) n += (sl.log_records || []).length;
+  for (const rl of req.resource_logs || []) {
+    const res = attrs(rl.resource && rl.resource.attributes);
+    for (const sl of rl.scope_logs || [])
+      for (const r of sl.log_records || [])
+        fs.appendFileSync(log + '.logs', JSON.stringify({
+          time: r.time_unix_nano,
+          body: r.body ? r.body[r.body.value] : null,
+          attrs: attrs(r.attributes),
+          res,
+          batch: n,
+        }) + '\n');
+  }
+  cb(null, {});
+}
+
 const s = new grpc.Server();
 s.addService(svc, { Export: exportSpans });
+s.addService(lsvc, { Export: exportLogs });
 s.bindAsync(`${addr}:${port}`, grpc.ServerCredentials.createInsecure(), (err) => {
   if (err) {
     console.error(err);

@@ -13,6 +13,9 @@
 # service.name the configured one; batches of 5 go at once, a smaller one
 # after the 5 s flush interval; the counters say so; with
 # spawn_upstream_span, the upstream span (a CLIENT one, its id sent up).
+# OpenTelemetry access logs to the same collector (LogsService/Export):
+# a record's body and attributes, the resource, the access log's filter,
+# and the queue's bound with the collector that never answers.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -172,10 +175,35 @@ expect "request's span: its parent the client's" "$ss" "\"parent\":\"$pid\""
 [ -n "$server_id" ] && [ "$server_id" != "$up_span" ] && ok "request's span: not the id sent upstream" ||
 	bad "request's span: id '$server_id'"
 expect "spans_sent with the upstream span" "$(stat tracing.opentelemetry.spans_sent)" "^13$"
+# OpenTelemetry access logs ("up"): a request with x-log is a record (its
+# body and attributes from their format strings, the resource's built-in
+# labels and resource_attributes) at the 0.3 s flush interval; one without
+# is not (the access log's filter)
+lg="$log.logs"
+cc "http://$us:83/al/nolog" >/dev/null
+cc -H "x-log: 1" -H "User-Agent: al/1" "http://$us:83/al/1?x=y" >/dev/null
+for i in $(seq 30); do
+	[ -s "$lg" ] && break
+	sleep 0.1
+done
+sleep 0.4
+r=$(grep -F '/al/1' "$lg" 2>/dev/null | head -1)
+expect "access log: the body's format string expanded" "$r" '"body":"GET /al/1\?x=y 200 -"'
+expect "access log: attribute ua" "$r" '"ua":"al/1"'
+expect "access log: attribute up (%UPSTREAM_CLUSTER%)" "$r" '"up":"echo"'
+expect "access log: resource log_name" "$r" '"log_name":"otel_envoy_accesslog"'
+expect "access log: resource node_name (the bootstrap's node.id)" "$r" '"node_name":"arn-otl'
+expect "access log: resource zone_name" "$r" '"zone_name":""'
+expect "access log: resource_attributes" "$r" '"k8s.cluster.name":"east"'
+expect "access log: time_unix_nano, the request's start" "$r" '"time":"1[0-9]{18}"'
+expect "access log: the filter (no x-log, no record)" "$(wc -l <"$lg")" "^1$"
+expect "access log: logs_written" "$(stat access_logs.open_telemetry_access_log.logs_written)" "^1$"
 # a collector that never answers: one export waits (its timeout), the
 # queue keeps what its bound holds and drops the rest; every request is
-# answered as ever
-codes=$(cc -o /dev/null -w '%{http_code}\n' "http://$us:81/q/[1-300]" | sort | uniq -c)
+# answered as ever. The access log's records (300 bytes each, x-pad) fill
+# its queue's 64 KiB.
+pad=$(printf 'p%.0s' $(seq 300))
+codes=$(cc -H "x-pad: $pad" -o /dev/null -w '%{http_code}\n' "http://$us:81/q/[1-300]" | sort | uniq -c)
 expect "never-answering collector: 300 requests answered 200" "$codes" "^ *300 200$"
 d=$(stat tracing.opentelemetry.spans_dropped)
 expect "never-answering collector: spans dropped past the queue's bound" "$d" "^[0-9]{3}$"
@@ -190,5 +218,11 @@ expect "never-answering collector: the export timed out" \
 	"$(stat tracing.opentelemetry.exports_failed)" "^[1-9]"
 expect "never-answering collector's cluster: a timeout" \
 	"$(stat cluster.hole.upstream_rq_timeout)" "^[1-9]"
+w=$(stat access_logs.open_telemetry_access_log.logs_written)
+ld=$(stat access_logs.open_telemetry_access_log.logs_dropped)
+expect "never-answering collector: access log records dropped past the queue's bound" "$ld" "^[1-9]"
+expect "never-answering collector: every record written or dropped" "$((w + ld))" "^301$"
+[ $((w - 1)) -le $((16384 / 300 + 1 + 65536 / 300)) ] && ok "access log queue: at most 64 KiB held" ||
+	bad "access log queue: $w written"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish

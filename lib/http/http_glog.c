@@ -1,0 +1,483 @@
+/*
+ * gRPC access loggers (http_glog.h). Followed: Envoy 1.36's
+ * source/extensions/access_loggers/open_telemetry (access_log_impl.cc: the
+ * record's time_unix_nano is the request's start, its body and attributes
+ * the expansions of their format strings; otlp_log_utils.cc: the
+ * resource's log_name, zone_name, cluster_name, node_name unless
+ * disable_builtin_labels, then resource_attributes; one ScopeLogs without
+ * a scope) and source/extensions/access_loggers/common/
+ * grpc_access_logger.h (a flush when the buffer reaches buffer_size_bytes
+ * or at buffer_flush_interval; logs_written / logs_dropped). Differences:
+ * Envoy keeps one logger per configuration and lets exports overlap;
+ * Arion keeps one queue per worker, one export in flight, and drops what
+ * does not fit while it waits.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arn_access_log.h"
+#include "arn_config.h"
+#include "arn_log.h"
+#include "arn_stats_envoy.h"
+#include "http_glog.h"
+#include "http_int.h"
+#include "http_pbw.h"
+#include "http_subreq.h"
+
+#define OTEL_LOGS_PATH "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+/* the export: the resource (bounded by the configuration's limits), the
+ * queue, the nesting's tags and lengths */
+#define RES_MAX (4 * (16 + 256) + ARN_CFG_GLOG_ATTRS_MAX * 512 + 1024)
+#define OUT_MAX (HTTP_GLOG_QUEUE_BYTES + RES_MAX)
+
+struct http_glog {
+	const struct arn_cfg_access_log *a; /* in the listener the runtime pins */
+	struct arn_access_format *body;	    /* NULL: no body */
+	struct arn_access_format *attr[ARN_CFG_GLOG_ATTRS_MAX];
+	struct arn_access_filter *filter; /* NULL: every record */
+};
+
+/* ---- the encoders -------------------------------------------------------------------- */
+
+/* KeyValue{key, value: AnyValue{string_value}}'s body */
+static size_t kv_size(const struct http_glog_kv *kv)
+{
+	return pbw_ld_size(kv->kl) + pbw_ld_size(pbw_ld_size(kv->vl));
+}
+
+static void put_kv(struct pbw *f, uint32_t field, const struct http_glog_kv *kv)
+{
+	pbw_ld(f, field, kv_size(kv));
+	pbw_utf8(f, 1, kv->k, kv->kl);
+	pbw_ld(f, 2, pbw_ld_size(kv->vl));
+	pbw_utf8(f, 1, kv->v, kv->vl);
+}
+
+size_t http_glog_otel_record(uint8_t *out, size_t cap, uint64_t time_ns, const char *body,
+			     size_t body_len, const struct http_glog_kv *kv, unsigned n)
+{
+	/* LogRecord{1: time_unix_nano, 5: body AnyValue{1: string_value},
+	 * 6: attributes} */
+	size_t len = 1 + 8;
+	if (body)
+		len += pbw_ld_size(pbw_ld_size(body_len));
+	for (unsigned i = 0; i < n; i++)
+		len += 1 + pbw_vsize(kv_size(&kv[i])) + kv_size(&kv[i]);
+	struct pbw f = {out, 0, cap, false};
+	pbw_ld(&f, 2, len);
+	pbw_fixed64(&f, 1, time_ns);
+	if (body) {
+		pbw_ld(&f, 5, pbw_ld_size(body_len));
+		pbw_utf8(&f, 1, body, body_len);
+	}
+	for (unsigned i = 0; i < n; i++)
+		put_kv(&f, 6, &kv[i]);
+	return f.err ? 0 : f.n;
+}
+
+static char g_node_id[256], g_cluster[256], g_zone[256];
+static uint32_t g_node_id_len, g_cluster_len, g_zone_len;
+
+static uint32_t copy_label(char *to, size_t cap, const char *s, size_t n)
+{
+	if (!s)
+		return 0;
+	if (n > cap - 1)
+		n = cap - 1;
+	memcpy(to, s, n);
+	return (uint32_t)n;
+}
+
+/* The resource's attributes (@p kv holds 4 + ARN_CFG_GLOG_ATTRS_MAX). */
+static unsigned resource(const struct arn_cfg_grpc_log *cfg, struct http_glog_kv *kv)
+{
+	unsigned n = 0;
+	if (cfg->builtin_labels) {
+		kv[n++] = (struct http_glog_kv){"log_name", cfg->log_name, 8, cfg->log_name_len};
+		kv[n++] = (struct http_glog_kv){"zone_name", g_zone, 9, g_zone_len};
+		kv[n++] = (struct http_glog_kv){"cluster_name", g_cluster, 12, g_cluster_len};
+		kv[n++] = (struct http_glog_kv){"node_name", g_node_id, 9, g_node_id_len};
+	}
+	for (size_t i = 0; i < cfg->n_res_attrs; i++) {
+		const struct arn_cfg_glog_kv *a = &cfg->res_attrs[i];
+		kv[n++] = (struct http_glog_kv){a->key ? a->key : "", a->value ? a->value : "",
+						a->key_len, a->value_len};
+	}
+	return n;
+}
+
+size_t http_glog_otel_export(uint8_t *out, size_t cap, const struct arn_cfg_grpc_log *cfg,
+			     const uint8_t *recs, size_t len)
+{
+	/* ExportLogsServiceRequest{1: ResourceLogs{1: Resource{1: KeyValue},
+	 * 2: ScopeLogs{2: LogRecord}}} */
+	struct http_glog_kv kv[4 + ARN_CFG_GLOG_ATTRS_MAX];
+	unsigned n = resource(cfg, kv);
+	size_t res = 0;
+	for (unsigned i = 0; i < n; i++)
+		res += 1 + pbw_vsize(kv_size(&kv[i])) + kv_size(&kv[i]);
+	size_t rl = pbw_ld_size(res) + pbw_ld_size(len);
+	size_t req = pbw_ld_size(rl);
+	struct pbw f = {out, 0, cap, false};
+	if (!pbw_grpc_prefix(&f, req))
+		return 0;
+	pbw_ld(&f, 1, rl);
+	pbw_ld(&f, 1, res);
+	for (unsigned i = 0; i < n; i++)
+		put_kv(&f, 1, &kv[i]);
+	pbw_ld(&f, 2, len);
+	pbw_raw(&f, recs, len);
+	return f.err ? 0 : f.n;
+}
+
+/* ---- the loggers (control lcore) ---------------------------------------------------- */
+
+struct http_glog *http_glog_new(const struct arn_cfg_access_log *a, const char *lsn, size_t idx)
+{
+	const struct arn_cfg_grpc_log *cfg = a->grpc;
+	struct http_glog *g = calloc(1, sizeof(*g));
+	struct arn_sb err = ARN_SB_INIT;
+	if (!g || !cfg)
+		goto fail;
+	g->a = a;
+	/* lib/config compiled them already (the same builder): these fail
+	 * only without memory */
+	if (cfg->body && !(g->body = arn_access_format_text(cfg->body, &err)))
+		goto fail;
+	for (size_t i = 0; i < cfg->n_attrs && i < ARN_CFG_GLOG_ATTRS_MAX; i++)
+		if (!(g->attr[i] = arn_access_format_text(
+			  cfg->attrs[i].value ? cfg->attrs[i].value : "", &err)))
+			goto fail;
+	if (a->filter_json &&
+	    !(g->filter = arn_access_filter_json(a->filter_json, strlen(a->filter_json), "", &err)))
+		goto fail;
+	arn_sb_free(&err);
+	return g;
+fail:
+	ARN_ERR(HTTP, "listener '%s' access_log[%zu]: %s; this log is off", lsn, idx,
+		err.len ? arn_sb_cstr(&err) : "out of memory");
+	arn_sb_free(&err);
+	http_glog_free(g);
+	return NULL;
+}
+
+void http_glog_free(struct http_glog *g)
+{
+	if (!g)
+		return;
+	if (g->body)
+		arn_access_format_free(g->body);
+	for (size_t i = 0; i < ARN_CFG_GLOG_ATTRS_MAX; i++)
+		if (g->attr[i])
+			arn_access_format_free(g->attr[i]);
+	arn_access_filter_free(g->filter);
+	free(g);
+}
+
+/* ---- the worker's queue and exporter ------------------------------------------------ */
+
+struct glog_q {
+	/* the sub-requests' connection: only its worker and local address
+	 * are read (http_subreq.c) */
+	struct http_conn hc;
+	struct http_subreq sr;
+	struct http_timer timer;
+	/* the queued records' configuration, in the pinned listener lsn */
+	const struct arn_cfg_listener *lsn;
+	const struct arn_cfg_grpc_log *cfg;
+	/* the export in flight's, pinned until it is over */
+	const struct arn_cfg_listener *out_lsn;
+	struct http_subreq_header h[ARN_CFG_GLOG_MD_MAX + 3];
+	char tmo[16];
+	uint32_t qn;
+	size_t qlen;
+	bool busy;
+	int grpc_status; /* -1: none yet */
+	uint8_t q[HTTP_GLOG_QUEUE_BYTES];
+	uint8_t out[OUT_MAX];
+};
+
+struct http_glog_worker {
+	struct glog_q otel;
+	uint8_t rec[HTTP_GLOG_RECORD_MAX];
+	char body[HTTP_GLOG_BODY_MAX];
+	char attr[ARN_CFG_GLOG_ATTRS_MAX][HTTP_GLOG_ATTR_MAX];
+};
+
+static struct arn_stats_scope *g_stats;
+
+void http_glog_module_init(const char *node_id, const char *cluster, const char *zone,
+			   size_t zone_len)
+{
+	g_node_id_len =
+	    copy_label(g_node_id, sizeof(g_node_id), node_id, node_id ? strlen(node_id) : 0);
+	g_cluster_len =
+	    copy_label(g_cluster, sizeof(g_cluster), cluster, cluster ? strlen(cluster) : 0);
+	g_zone_len = copy_label(g_zone, sizeof(g_zone), zone, zone_len);
+	if (!g_stats)
+		g_stats = arn_stats_scope_get(&arn_stats_glog_otel_schema, NULL, NULL);
+}
+
+static void count(struct http_worker *w, unsigned stat, uint64_t n)
+{
+	if (g_stats && n)
+		arn_stats_add(g_stats, w->slot, stat, n);
+}
+
+static void export_over(struct glog_q *o, bool ok)
+{
+	if (!ok)
+		count(o->hc.w, ARN_GLOG_exports_failed, 1);
+	o->busy = false;
+	if (o->out_lsn)
+		arn_cfg_unpin(o->out_lsn);
+	o->out_lsn = NULL;
+}
+
+static void grpc_status_of(struct glog_q *o, const struct arn_h1_header *h, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (h[i].name_len == 11 && arn_h1_eq_nocase(h[i].name, 11, "grpc-status", 11))
+			o->grpc_status = h[i].value_len == 1 && h[i].value[0] == '0' ? 0 : 1;
+}
+
+static void ex_head(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct glog_q *o = sr->user;
+	if (m->status != 200)
+		o->grpc_status = 1;
+	else
+		grpc_status_of(o, m->hdrs, (unsigned)m->n_hdrs); /* trailers-only */
+}
+
+static void ex_body(struct http_subreq *sr, const char *d, size_t n)
+{
+	(void)sr, (void)d, (void)n; /* ExportLogsServiceResponse: partial_success only */
+}
+
+static void ex_trailers(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	grpc_status_of(sr->user, m->trailers, (unsigned)m->n_trailers);
+}
+
+static void ex_end(struct http_subreq *sr)
+{
+	struct glog_q *o = sr->user;
+	export_over(o, o->grpc_status == 0);
+}
+
+static void ex_failed(struct http_subreq *sr, const char *why)
+{
+	(void)why;
+	export_over(sr->user, false);
+}
+
+static const struct http_subreq_ops ex_ops = {
+    .on_head = ex_head,
+    .on_body = ex_body,
+    .on_end = ex_end,
+    .on_trailers = ex_trailers,
+    .on_failed = ex_failed,
+};
+
+/* The queue lets go of its records and their configuration. */
+static void queue_release(struct glog_q *o)
+{
+	if (o->lsn)
+		arn_cfg_unpin(o->lsn);
+	o->lsn = NULL;
+	o->cfg = NULL;
+	o->qn = 0;
+	o->qlen = 0;
+}
+
+/* Export the queued records (nothing while one is in flight or none
+ * wait): the queue's pin of their listener goes with the export. */
+static void flush(struct glog_q *o)
+{
+	struct http_worker *w = o->hc.w;
+	const struct arn_cfg_grpc_log *cfg = o->cfg;
+	if (o->busy || !o->qn || !cfg)
+		return;
+	size_t len = http_glog_otel_export(o->out, sizeof(o->out), cfg, o->q, o->qlen);
+	uint32_t n = o->qn;
+	o->out_lsn = o->lsn; /* its pin: the export's */
+	o->lsn = NULL;
+	o->cfg = NULL;
+	o->qn = 0;
+	o->qlen = 0;
+	o->busy = true;
+	if (!len) {
+		count(w, ARN_GLOG_logs_dropped, n);
+		export_over(o, false);
+		return;
+	}
+	unsigned k = 0;
+	o->h[k++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
+	o->h[k++] = (struct http_subreq_header){"te", "trailers", 2, 8};
+	if (cfg->timeout_ms) {
+		int tl = snprintf(o->tmo, sizeof(o->tmo), "%um", cfg->timeout_ms);
+		o->h[k++] = (struct http_subreq_header){"grpc-timeout", o->tmo, 12, (size_t)tl};
+	}
+	for (size_t i = 0; i < cfg->n_md && k < ARN_CFG_GLOG_MD_MAX + 3; i++)
+		o->h[k++] = (struct http_subreq_header){cfg->md[i].name, cfg->md[i].value,
+							cfg->md[i].name_len, cfg->md[i].value_len};
+	memset(&o->sr, 0, sizeof(o->sr));
+	o->sr.host = cfg->authority ? cfg->authority : cfg->cluster.name;
+	o->sr.host_len = cfg->authority ? cfg->authority_len : cfg->cluster.len;
+	o->grpc_status = -1;
+	/* an export waits at most its timeout, else the flush interval: a
+	 * collector that never answers holds one export, not the worker */
+	uint32_t tmo = cfg->timeout_ms ? cfg->timeout_ms : cfg->flush_ms;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	int rc = http_subreq_start(&o->sr, &o->hc, g, &cfg->cluster, OTEL_LOGS_PATH,
+				   sizeof(OTEL_LOGS_PATH) - 1, o->h, k, (const char *)o->out, len,
+				   tmo, &ex_ops, o);
+	if (rc != 0) {
+		count(w, ARN_GLOG_logs_dropped, n);
+		export_over(o, false);
+	}
+}
+
+static void flush_timer(struct http_timer *tm)
+{
+	struct glog_q *o = (struct glog_q *)((char *)tm - offsetof(struct glog_q, timer));
+	flush(o);
+	if (o->qn || o->busy)
+		http_timer_arm(o->hc.w, &o->timer, o->cfg ? o->cfg->flush_ms : 1000);
+}
+
+static bool sv_eq(const char *a, size_t al, const char *b, size_t bl)
+{
+	return al == bl && (!al || memcmp(a, b, al) == 0);
+}
+
+/* Do @p a and @p b export alike (the same cluster, call and resource)?
+ * Their records then go in one export (Envoy Gateway writes the same
+ * logger on every listener). */
+static bool same_exporter(const struct arn_cfg_grpc_log *a, const struct arn_cfg_grpc_log *b)
+{
+	if (!sv_eq(a->cluster.name, a->cluster.len, b->cluster.name, b->cluster.len) ||
+	    !sv_eq(a->authority, a->authority_len, b->authority, b->authority_len) ||
+	    !sv_eq(a->log_name, a->log_name_len, b->log_name, b->log_name_len) ||
+	    a->timeout_ms != b->timeout_ms || a->n_md != b->n_md ||
+	    a->builtin_labels != b->builtin_labels || a->n_res_attrs != b->n_res_attrs ||
+	    a->flush_ms != b->flush_ms || a->buffer_bytes != b->buffer_bytes)
+		return false;
+	for (size_t i = 0; i < a->n_md; i++)
+		if (!sv_eq(a->md[i].name, a->md[i].name_len, b->md[i].name, b->md[i].name_len) ||
+		    !sv_eq(a->md[i].value, a->md[i].value_len, b->md[i].value, b->md[i].value_len))
+			return false;
+	for (size_t i = 0; i < a->n_res_attrs; i++)
+		if (!sv_eq(a->res_attrs[i].key, a->res_attrs[i].key_len, b->res_attrs[i].key,
+			   b->res_attrs[i].key_len) ||
+		    !sv_eq(a->res_attrs[i].value, a->res_attrs[i].value_len, b->res_attrs[i].value,
+			   b->res_attrs[i].value_len))
+			return false;
+	return true;
+}
+
+/* Queue the record @p rec (@p len bytes) of @p cfg (listener @p l). */
+static void enqueue(struct glog_q *o, const struct arn_cfg_listener *l, uint32_t laddr,
+		    const struct arn_cfg_grpc_log *cfg, const uint8_t *rec, size_t len)
+{
+	struct http_worker *w = o->hc.w;
+	/* the export's local address: a listener's of this worker, as a
+	 * client's connection lends its own to ext_authz's checks */
+	o->hc.laddr = laddr;
+	o->hc.sladdr = laddr;
+	if (o->qn && o->cfg != cfg && !same_exporter(o->cfg, cfg)) {
+		/* another configuration's records go in another export */
+		flush(o);
+		if (o->qn) { /* one in flight: the others cannot wait */
+			count(w, ARN_GLOG_logs_dropped, o->qn);
+			queue_release(o);
+		}
+	}
+	if (o->qn >= HTTP_GLOG_QUEUE_RECORDS || len > sizeof(o->q) - o->qlen) {
+		count(w, ARN_GLOG_logs_dropped, 1);
+		return;
+	}
+	if (!o->qn) { /* the queue holds its records' configuration */
+		arn_cfg_pin(l);
+		o->lsn = l;
+		o->cfg = cfg;
+	}
+	memcpy(o->q + o->qlen, rec, len);
+	o->qlen += len;
+	o->qn++;
+	count(w, ARN_GLOG_logs_written, 1);
+	if (o->qlen >= cfg->buffer_bytes)
+		flush(o);
+	if (!o->timer.armed)
+		http_timer_arm(w, &o->timer, cfg->flush_ms);
+}
+
+/* One OTLP record of @p g for @p rec into the worker's scratch. */
+static size_t otel_record(struct http_glog_worker *gw, const struct http_glog *g,
+			  const struct arn_access_record *rec)
+{
+	const struct arn_cfg_grpc_log *cfg = g->a->grpc;
+	struct http_glog_kv kv[ARN_CFG_GLOG_ATTRS_MAX];
+	unsigned n = 0;
+	size_t bl = 0;
+	if (g->body)
+		bl = arn_access_format_apply(g->body, rec, gw->body, sizeof(gw->body));
+	for (size_t i = 0; i < cfg->n_attrs && i < ARN_CFG_GLOG_ATTRS_MAX; i++) {
+		size_t vl =
+		    arn_access_format_apply(g->attr[i], rec, gw->attr[i], sizeof(gw->attr[i]));
+		kv[n++] = (struct http_glog_kv){cfg->attrs[i].key ? cfg->attrs[i].key : "",
+						gw->attr[i], cfg->attrs[i].key_len, (uint32_t)vl};
+	}
+	uint64_t t = rec->start_time_us > 0 ? (uint64_t)rec->start_time_us * 1000u : 0;
+	return http_glog_otel_record(gw->rec, sizeof(gw->rec), t, g->body ? gw->body : NULL, bl, kv,
+				     n);
+}
+
+void http_glog_log(struct http_worker *w, const struct arn_cfg_listener *l, uint32_t laddr,
+		   const struct http_hcm_rt *r, const struct arn_access_record *rec)
+{
+	struct http_glog_worker *gw = w->glog;
+	if (!gw || !l)
+		return;
+	for (unsigned i = 0; i < r->n_glogs; i++) {
+		const struct http_glog *g = r->glogs[i];
+		if (g->filter && !arn_access_filter_match(g->filter, rec))
+			continue;
+		size_t len = otel_record(gw, g, rec);
+		if (!len) {
+			count(w, ARN_GLOG_logs_dropped, 1);
+			continue;
+		}
+		enqueue(&gw->otel, l, laddr, g->a->grpc, gw->rec, len);
+	}
+}
+
+int http_glog_worker_init(struct http_worker *w)
+{
+	struct http_glog_worker *gw = calloc(1, sizeof(*gw));
+	if (!gw)
+		return -ENOMEM;
+	gw->otel.hc.w = w;
+	gw->otel.timer.fn = flush_timer;
+	w->glog = gw;
+	return 0;
+}
+
+void http_glog_worker_fini(struct http_worker *w)
+{
+	struct http_glog_worker *gw = w->glog;
+	if (!gw)
+		return;
+	/* an export in flight is not cancelled: the worker's upstream
+	 * connections are already gone (worker_free), and with them every
+	 * callback that could reach it */
+	http_timer_cancel(&gw->otel.timer);
+	if (gw->otel.out_lsn)
+		arn_cfg_unpin(gw->otel.out_lsn);
+	queue_release(&gw->otel);
+	free(gw);
+	w->glog = NULL;
+}
