@@ -202,7 +202,7 @@ void http_access_record(struct http_stream *st, struct arn_access_record *rec)
 void http_access_log(struct http_stream *st)
 {
 	struct http_hcm_rt *r = st->hc->hrt;
-	if (!r || (!r->n_loggers && !r->n_glogs))
+	if (!r || !r->n_logs)
 		return;
 	struct arn_access_record rec;
 	http_access_record(st, &rec);

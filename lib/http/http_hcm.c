@@ -316,7 +316,7 @@ void http_stream_end(struct http_stream *st)
 		FOR_FILTERS(hc, log, st); /* the filters' fields of the record */
 		/* http_access_log's own test, here: its frame is paid only with
 		 * a logger (bench_hcm: 22 instructions a request) */
-		if (hc->hrt && (hc->hrt->n_loggers || hc->hrt->n_glogs)) {
+		if (hc->hrt && hc->hrt->n_logs) {
 			if (st->state & HTTP_S_STARTED)
 				stream_wall_start(st);
 			http_access_log(st);

@@ -144,6 +144,7 @@ struct http_hcm_rt {
 	/* the gRPC access loggers (http_glog.h), after the file ones */
 	struct http_glog *glogs[HTTP_MAX_LOGGERS];
 	unsigned n_glogs;
+	unsigned n_logs; /* n_loggers + n_glogs: a stream end's one test */
 	struct http_lr *lr; /* local_reply_config compiled (http_local.c), or NULL */
 	/* no HTTP filter acts on this manager's streams (http_filters_idle):
 	 * the HCM walks none of their hooks, decided here once per

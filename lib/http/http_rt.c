@@ -807,6 +807,7 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 		}
 		arn_sb_free(&err);
 	}
+	r->n_logs = r->n_loggers + r->n_glogs;
 	return r;
 }
 

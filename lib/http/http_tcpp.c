@@ -185,7 +185,7 @@ static struct http_tcpp *owner(struct http_timer *t, size_t off)
 static void access_log(struct http_tcpp *s)
 {
 	struct http_hcm_rt *r = s->rt;
-	if (!r || (!r->n_loggers && !r->n_glogs))
+	if (!r || !r->n_logs)
 		return;
 	struct http_worker *w = s->w;
 	struct arn_access_record rec;
