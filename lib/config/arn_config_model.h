@@ -597,6 +597,8 @@ enum arn_cfg_log_kind {
 	ARN_CFG_LOG_STDOUT,
 	ARN_CFG_LOG_STDERR,
 	ARN_CFG_LOG_OTEL, /* envoy.access_loggers.open_telemetry (grpc) */
+	ARN_CFG_LOG_HTTP_GRPC, /* envoy.access_loggers.http_grpc (ALS) */
+	ARN_CFG_LOG_TCP_GRPC,  /* envoy.access_loggers.tcp_grpc (ALS) */
 };
 
 /* Bounds on a gRPC access logger's configuration (each refused past it,
@@ -636,6 +638,10 @@ struct arn_cfg_grpc_log {
 	struct arn_cfg_glog_kv *res_attrs; /* resource_attributes: key, literal */
 	size_t n_res_attrs;
 	bool builtin_labels; /* !disable_builtin_labels */
+	/* HTTP ALS's additional_request_headers_to_log, _response_headers_,
+	 * _response_trailers_ (lower case; at most ARN_CFG_GLOG_ATTRS_MAX) */
+	const char **req_hdrs, **resp_hdrs, **resp_trls;
+	size_t n_req_hdrs, n_resp_hdrs, n_resp_trls;
 };
 
 struct arn_cfg_access_log {
@@ -645,7 +651,7 @@ struct arn_cfg_access_log {
 	const char *json_format; /* JSON object text of json_format, or NULL */
 	const char *filter_json; /* JSON of the AccessLogFilter, or NULL (log everything) */
 	bool omit_empty_values;	 /* log_format's: no "-" for an absent value, no null key */
-	const struct arn_cfg_grpc_log *grpc; /* OTEL: the gRPC logger's, else NULL */
+	const struct arn_cfg_grpc_log *grpc; /* OTEL, *_GRPC: the gRPC logger's, else NULL */
 };
 
 /* An envoy.config.core.v3.SubstitutionFormatString (local_reply_config's

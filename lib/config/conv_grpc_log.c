@@ -1,5 +1,6 @@
 /*
- * gRPC access loggers (Envoy's envoy.access_loggers.open_telemetry), into
+ * gRPC access loggers (Envoy's envoy.access_loggers.open_telemetry,
+ * http_grpc and tcp_grpc), into
  * an access log's model (struct arn_cfg_grpc_log). Followed: Envoy 1.36's
  * source/extensions/access_loggers/open_telemetry (otlp_log_utils.cc: the
  * top-level log_name / grpc_service / buffer_* before common_config's; the
@@ -13,6 +14,8 @@
 #include "arn_proto.h"
 #include "config_int.h"
 
+#define HTTP_ALS_TYPE "envoy.extensions.access_loggers.grpc.v3.HttpGrpcAccessLogConfig"
+#define TCP_ALS_TYPE "envoy.extensions.access_loggers.grpc.v3.TcpGrpcAccessLogConfig"
 #define OTEL_LOG_TYPE                                                                              \
 	"envoy.extensions.access_loggers.open_telemetry.v3.OpenTelemetryAccessLogConfig"
 
@@ -211,9 +214,60 @@ static void otel_config(struct conv *c, struct pb cfg, struct arn_cfg_access_log
 		conv_err(c, "custom_tags", "not supported by Arion's gRPC access loggers");
 }
 
+/* A list of header names to log (HTTP ALS's), lower case, at most
+ * ARN_CFG_GLOG_ATTRS_MAX. */
+static void header_names(struct conv *c, struct pb p, const char *f, const char ***out, size_t *n)
+{
+	size_t k = pb_len(p, f);
+	if (k > ARN_CFG_GLOG_ATTRS_MAX) {
+		conv_err(c, f, "%zu names: at most %u", k, ARN_CFG_GLOG_ATTRS_MAX);
+		return;
+	}
+	for (size_t i = 0; i < k; i++) {
+		upb_StringView v = pb_str_at(p, f, i);
+		if (!v.size || !conv_hdr_ok(c, f, v))
+			conv_err(c, f, "[%zu]: not a header name", i);
+	}
+	conv_str_list(c, p, f, out, n, true);
+}
+
+/* envoy.access_loggers.http_grpc / tcp_grpc (Envoy's ALS) */
+static void als_config(struct conv *c, struct pb cfg, struct arn_cfg_access_log *a, bool tcp)
+{
+	struct arn_cfg_grpc_log *o = CONV_NEW(c, struct arn_cfg_grpc_log, 1);
+	if (!o)
+		return;
+	a->kind = tcp ? ARN_CFG_LOG_TCP_GRPC : ARN_CFG_LOG_HTTP_GRPC;
+	a->grpc = o;
+	o->flush_ms = 1000;
+	o->buffer_bytes = 16384;
+	o->log_name = "";
+	conv_only(c, cfg,
+		  tcp ? "common_config"
+		      : "common_config,additional_request_headers_to_log,"
+			"additional_response_headers_to_log,additional_response_trailers_to_log");
+	struct pb cc = pb_msg(cfg, "common_config");
+	if (!cc.m)
+		conv_err(c, "common_config", "missing (Envoy requires it)");
+	else
+		common_config(c, cc, o, false);
+	if (tcp)
+		return;
+	header_names(c, cfg, "additional_request_headers_to_log", &o->req_hdrs, &o->n_req_hdrs);
+	header_names(c, cfg, "additional_response_headers_to_log", &o->resp_hdrs, &o->n_resp_hdrs);
+	header_names(c, cfg, "additional_response_trailers_to_log", &o->resp_trls, &o->n_resp_trls);
+}
+
 bool conv_grpc_access_log(struct conv *c, struct pb any, upb_StringView tn,
 			  struct arn_cfg_access_log *a)
 {
+	bool http = arn_sv_eq(tn, HTTP_ALS_TYPE), tcp = arn_sv_eq(tn, TCP_ALS_TYPE);
+	if (http || tcp) {
+		struct pb cfg = conv_any(c, any, http ? HTTP_ALS_TYPE : TCP_ALS_TYPE);
+		if (cfg.m)
+			als_config(c, cfg, a, tcp);
+		return true;
+	}
 	if (!arn_sv_eq(tn, OTEL_LOG_TYPE))
 		return false;
 	struct pb cfg = conv_any(c, any, OTEL_LOG_TYPE);

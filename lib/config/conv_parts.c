@@ -273,7 +273,7 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 		} else if (!conv_grpc_access_log(c, any, tn, a)) {
 			conv_err(c, "",
 				 "access logger type '%.*s' is not supported (file, stdout, "
-				 "stderr, open_telemetry are)",
+				 "stderr, open_telemetry, http_grpc, tcp_grpc are)",
 				 (int)tn.size, tn.data);
 		}
 		if (fmt.m) {

@@ -27,6 +27,7 @@
 #include "http_subreq.h"
 
 #define OTEL_LOGS_PATH "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+#define ALS_PATH "/envoy.service.accesslog.v3.AccessLogService/StreamAccessLogs"
 /* the export: the resource (bounded by the configuration's limits), the
  * queue, the nesting's tags and lengths */
 #define RES_MAX (4 * (16 + 256) + ARN_CFG_GLOG_ATTRS_MAX * 512 + 1024)
@@ -132,6 +133,388 @@ size_t http_glog_otel_export(uint8_t *out, size_t cap, const struct arn_cfg_grpc
 	return f.err ? 0 : f.n;
 }
 
+/* ---- Envoy's ALS: HTTPAccessLogEntry, TCPAccessLogEntry ------------------------------ */
+
+static size_t ip_fmt(char *o, size_t cap, uint32_t a)
+{
+	int n = snprintf(o, cap, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static size_t u64_field(uint64_t v)
+{
+	return v ? 1 + pbw_vsize(v) : 0;
+}
+
+static size_t str_field(size_t n)
+{
+	return n ? pbw_ld_size(n) : 0;
+}
+
+/* Address{1: SocketAddress{2: address, 3: port_value}} as field @p field */
+static size_t addr_body(uint32_t port, size_t al)
+{
+	size_t sa = pbw_ld_size(al) + u64_field(port);
+	return pbw_ld_size(sa);
+}
+
+static void put_addr(struct pbw *f, uint32_t field, uint32_t ip, uint16_t port)
+{
+	char t[16];
+	size_t al = ip_fmt(t, sizeof(t), ip);
+	pbw_ld(f, field, addr_body(port, al));
+	pbw_ld(f, 1, pbw_ld_size(al) + u64_field(port));
+	pbw_utf8(f, 2, t, al);
+	if (port)
+		pbw_u64(f, 3, port);
+}
+
+/* Duration / Timestamp {1: seconds, 2: nanos} of @p us microseconds */
+static size_t dur_body(uint64_t us)
+{
+	return u64_field(us / 1000000) + u64_field(us % 1000000 * 1000);
+}
+
+static void put_dur(struct pbw *f, uint32_t field, uint64_t us)
+{
+	pbw_ld(f, field, dur_body(us));
+	if (us / 1000000)
+		pbw_u64(f, 1, us / 1000000);
+	if (us % 1000000)
+		pbw_u64(f, 2, us % 1000000 * 1000);
+}
+
+/* Envoy's ResponseFlags field of each of Arion's flags (arn_response_flags.def
+ * order); 13 is unauthorized_details{reason: EXTERNAL_SERVICE} */
+static const uint8_t rf_field[] = {15, 1,  2,  3,  4,  5,  6,  7,  8,  16, 9,  10, 11, 12,
+				   13, 14, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27};
+_Static_assert(sizeof(rf_field) == ARN_RF__COUNT, "a response flag without its ALS field");
+
+static size_t flags_body(uint32_t fl)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < ARN_RF__COUNT; i++)
+		if (fl & (1u << i))
+			n += rf_field[i] == 13 ? 1 + 1 + 2
+					       : pbw_vsize((uint64_t)rf_field[i] << 3) + 1;
+	return n;
+}
+
+static void put_flags(struct pbw *f, uint32_t fl)
+{
+	pbw_ld(f, 16, flags_body(fl));
+	for (unsigned i = 0; i < ARN_RF__COUNT; i++) {
+		if (!(fl & (1u << i)))
+			continue;
+		if (rf_field[i] == 13) {
+			pbw_ld(f, 13, 2);
+			pbw_u64(f, 1, 1); /* Unauthorized.Reason EXTERNAL_SERVICE */
+		} else {
+			pbw_u64(f, rf_field[i], 1);
+		}
+	}
+}
+
+static size_t s_field(const struct arn_access_str *s)
+{
+	return s->p ? str_field(s->len) : 0;
+}
+
+static void put_s(struct pbw *f, uint32_t field, const struct arn_access_str *s)
+{
+	if (s->p && s->len)
+		pbw_utf8(f, field, s->p, s->len);
+}
+
+static uint32_t tls_version(const struct arn_access_str *v)
+{
+	static const char *const names[] = {"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
+	for (uint32_t i = 0; v->p && i < 4; i++)
+		if (v->len == strlen(names[i]) && memcmp(v->p, names[i], v->len) == 0)
+			return i + 1;
+	return 0;
+}
+
+/* AccessLogCommon (Envoy's extractCommonAccessLogProperties, 1.36's
+ * fields Arion has) into @p f, its body only; @p type its
+ * access_log_type (DownstreamEnd 6, TcpConnectionEnd 3). @p peer: the
+ * client certificate's subject (NULL: none). */
+static void common_body(struct pbw *f, const struct arn_access_record *r, uint32_t type,
+			const struct arn_access_str *peer)
+{
+	const struct arn_access_addr *direct =
+	    r->downstream_direct_remote.ip ? &r->downstream_direct_remote : &r->downstream_remote;
+	if (r->downstream_remote.ip)
+		put_addr(f, 2, r->downstream_remote.ip, r->downstream_remote.port);
+	if (r->downstream_local.ip)
+		put_addr(f, 3, r->downstream_local.ip, r->downstream_local.port);
+	if (r->downstream_tls_version.p && r->downstream_tls_version.len) {
+		/* TLSProperties{1: tls_version, 3: tls_sni_hostname,
+		 * 5: peer_certificate_properties{2: subject}} */
+		uint32_t v = tls_version(&r->downstream_tls_version);
+		size_t pc = peer ? pbw_ld_size(peer->len) : 0;
+		size_t tl = u64_field(v) + s_field(&r->requested_server_name) +
+			    (peer ? pbw_ld_size(pc) : 0);
+		pbw_ld(f, 4, tl);
+		if (v)
+			pbw_u64(f, 1, v);
+		put_s(f, 3, &r->requested_server_name);
+		if (peer) {
+			pbw_ld(f, 5, pc);
+			pbw_utf8(f, 2, peer->p, peer->len);
+		}
+	}
+	uint64_t start = r->start_time_us > 0 ? (uint64_t)r->start_time_us : 0;
+	put_dur(f, 5, start);
+	if (r->request_duration_us != UINT64_MAX)
+		put_dur(f, 6, r->request_duration_us);
+	if (r->response_duration_us != UINT64_MAX)
+		put_dur(f, 9, r->response_duration_us);
+	put_dur(f, 12, r->duration_us);
+	if (r->upstream_host.ip) {
+		put_addr(f, 13, r->upstream_host.ip, r->upstream_host.port);
+		put_s(f, 15, &r->upstream_cluster);
+	}
+	if (r->upstream_local.ip)
+		put_addr(f, 14, r->upstream_local.ip, r->upstream_local.port);
+	if (r->response_flags)
+		put_flags(f, r->response_flags);
+	put_s(f, 18, &r->upstream_transport_failure_reason);
+	put_s(f, 19, &r->route_name);
+	if (direct->ip)
+		put_addr(f, 20, direct->ip, direct->port);
+	put_dur(f, 23, r->duration_us);
+	if (r->upstream_request_attempt_count)
+		pbw_u64(f, 24, r->upstream_request_attempt_count);
+	put_s(f, 25, &r->connection_termination_details);
+	pbw_u64(f, 33, type);
+}
+
+/* The same, measured: the body's bytes */
+static size_t common_size(const struct arn_access_record *r, uint32_t type,
+			  const struct arn_access_str *peer)
+{
+	struct pbw m = PBW_MEASURE;
+	common_body(&m, r, type, peer);
+	return m.n;
+}
+
+static bool name_is(const struct arn_access_str *n, const char *name, size_t len)
+{
+	return n->len == len && arn_h1_eq_nocase(n->p, n->len, name, len);
+}
+
+/* The first value of header @p name in @p h, or an absent string. */
+static struct arn_access_str hdr1(const struct arn_access_header *h, unsigned n, const char *name)
+{
+	size_t l = strlen(name);
+	for (unsigned i = 0; i < n; i++)
+		if (name_is(&h[i].name, name, l))
+			return h[i].value;
+	return (struct arn_access_str){NULL, 0};
+}
+
+/* Every value of header @p name joined by ',' (Envoy's
+ * getAllOfHeaderAsString) as a map<string, string> entry of field
+ * @p field; nothing when the header is absent. */
+static void put_hdr_entry(struct pbw *f, uint32_t field, const struct arn_access_header *h,
+			  unsigned n, const char *name)
+{
+	size_t l = strlen(name), vl = 0;
+	unsigned k = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (name_is(&h[i].name, name, l))
+			vl += (k++ ? 1 : 0) + h[i].value.len;
+	if (!k)
+		return;
+	pbw_ld(f, field, pbw_ld_size(l) + pbw_ld_size(vl));
+	pbw_utf8(f, 1, name, l);
+	pbw_ld(f, 2, vl);
+	k = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (name_is(&h[i].name, name, l)) {
+			if (k++)
+				pbw_raw(f, ",", 1);
+			pbw_utf8_raw(f, h[i].value.p, h[i].value.len);
+		}
+}
+
+/* Envoy's HeaderMap::byteSize: names and values (the pseudo-headers
+ * Arion keeps apart counted as Envoy names them) */
+static uint64_t hdr_bytes(const struct arn_access_header *h, unsigned n)
+{
+	uint64_t b = 0;
+	for (unsigned i = 0; i < n; i++)
+		b += h[i].name.len + h[i].value.len;
+	return b;
+}
+
+static uint32_t method_enum(const struct arn_access_str *m)
+{
+	static const char *const names[] = {"GET",     "HEAD",	  "POST",  "PUT",  "DELETE",
+					    "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+	for (uint32_t i = 0; m->p && i < 9; i++)
+		if (m->len == strlen(names[i]) && memcmp(m->p, names[i], m->len) == 0)
+			return i + 1;
+	return 0; /* METHOD_UNSPECIFIED */
+}
+
+/* HTTPRequestProperties's body */
+static void req_body(struct pbw *f, const struct arn_access_record *r,
+		     const struct arn_cfg_grpc_log *cfg)
+{
+	const struct arn_access_header *h = r->req_headers;
+	unsigned n = r->n_req_headers;
+	uint32_t m = method_enum(&r->method);
+	if (m)
+		pbw_u64(f, 1, m);
+	if (r->method.p) {
+		put_s(f, 2, &r->scheme);
+		put_s(f, 3, &r->authority);
+		put_s(f, 5, &r->path);
+		struct arn_access_str v = hdr1(h, n, "user-agent");
+		put_s(f, 6, &v);
+		v = hdr1(h, n, "referer");
+		put_s(f, 7, &v);
+		v = hdr1(h, n, "x-forwarded-for");
+		put_s(f, 8, &v);
+		v = hdr1(h, n, "x-request-id");
+		put_s(f, 9, &v);
+		v = hdr1(h, n, "x-envoy-original-path");
+		put_s(f, 10, &v);
+		uint64_t hb =
+		    hdr_bytes(h, n) + 7 + r->method.len + 5 + r->path.len + 7 + r->scheme.len;
+		pbw_u64(f, 11, hb);
+	}
+	if (r->bytes_received)
+		pbw_u64(f, 12, r->bytes_received);
+	for (size_t i = 0; i < cfg->n_req_hdrs; i++)
+		put_hdr_entry(f, 13, h, n, cfg->req_hdrs[i]);
+}
+
+/* HTTPResponseProperties's body */
+static void resp_body(struct pbw *f, const struct arn_access_record *r,
+		      const struct arn_cfg_grpc_log *cfg)
+{
+	if (r->response_code) {
+		pbw_ld(f, 1, 1 + pbw_vsize(r->response_code));
+		pbw_u64(f, 1, r->response_code);
+	}
+	if (r->n_resp_headers)
+		pbw_u64(f, 2, hdr_bytes(r->resp_headers, r->n_resp_headers) + 7 + 3);
+	if (r->bytes_sent)
+		pbw_u64(f, 3, r->bytes_sent);
+	for (size_t i = 0; i < cfg->n_resp_hdrs; i++)
+		put_hdr_entry(f, 4, r->resp_headers, r->n_resp_headers, cfg->resp_hdrs[i]);
+	for (size_t i = 0; i < cfg->n_resp_trls; i++)
+		put_hdr_entry(f, 5, r->resp_trailers, r->n_resp_trailers, cfg->resp_trls[i]);
+	put_s(f, 6, &r->response_code_details);
+}
+
+static size_t measure(void (*fn)(struct pbw *, const struct arn_access_record *,
+				 const struct arn_cfg_grpc_log *),
+		      const struct arn_access_record *r, const struct arn_cfg_grpc_log *cfg)
+{
+	struct pbw m = PBW_MEASURE;
+	fn(&m, r, cfg);
+	return m.n;
+}
+
+static uint32_t proto_version(const struct arn_access_str *p)
+{
+	if (!p->p)
+		return 0;
+	if (p->len == 8 && memcmp(p->p, "HTTP/1.0", 8) == 0)
+		return 1;
+	if (p->len == 8 && memcmp(p->p, "HTTP/1.1", 8) == 0)
+		return 2;
+	if (p->len == 6 && memcmp(p->p, "HTTP/2", 6) == 0)
+		return 3;
+	return 0;
+}
+
+static void http_entry_body(struct pbw *f, const struct arn_access_record *r,
+			    const struct arn_cfg_grpc_log *cfg, const struct arn_access_str *peer)
+{
+	pbw_ld(f, 1, common_size(r, 6, peer)); /* DownstreamEnd */
+	common_body(f, r, 6, peer);
+	uint32_t v = proto_version(&r->protocol);
+	if (v)
+		pbw_u64(f, 2, v);
+	pbw_ld(f, 3, measure(req_body, r, cfg));
+	req_body(f, r, cfg);
+	pbw_ld(f, 4, measure(resp_body, r, cfg));
+	resp_body(f, r, cfg);
+}
+
+static void tcp_entry_body(struct pbw *f, const struct arn_access_record *r,
+			   const struct arn_access_str *peer)
+{
+	pbw_ld(f, 1, common_size(r, 3, peer)); /* TcpConnectionEnd */
+	common_body(f, r, 3, peer);
+	size_t cp = u64_field(r->bytes_received) + u64_field(r->bytes_sent);
+	pbw_ld(f, 2, cp);
+	if (r->bytes_received)
+		pbw_u64(f, 1, r->bytes_received);
+	if (r->bytes_sent)
+		pbw_u64(f, 2, r->bytes_sent);
+}
+
+size_t http_glog_als_entry(uint8_t *out, size_t cap, const struct arn_access_record *r,
+			   const struct arn_cfg_grpc_log *cfg, bool tcp, const char *peer,
+			   size_t peer_len)
+{
+	struct arn_access_str ps = {peer, (uint32_t)peer_len};
+	const struct arn_access_str *pp = peer && peer_len ? &ps : NULL;
+	struct pbw m = PBW_MEASURE;
+	if (tcp)
+		tcp_entry_body(&m, r, pp);
+	else
+		http_entry_body(&m, r, cfg, pp);
+	struct pbw f = {out, 0, cap, false};
+	pbw_ld(&f, 1, m.n); /* HTTPAccessLogEntries / TCPAccessLogEntries .log_entry */
+	if (tcp)
+		tcp_entry_body(&f, r, pp);
+	else
+		http_entry_body(&f, r, cfg, pp);
+	return f.err ? 0 : f.n;
+}
+
+static void ident_body(struct pbw *f, const struct arn_cfg_grpc_log *cfg)
+{
+	/* Identifier{1: Node{1: id, 2: cluster, 4: Locality{2: zone}}, 2: log_name} */
+	size_t loc = str_field(g_zone_len);
+	size_t node =
+	    str_field(g_node_id_len) + str_field(g_cluster_len) + (loc ? pbw_ld_size(loc) : 0);
+	pbw_ld(f, 1, node);
+	if (g_node_id_len)
+		pbw_utf8(f, 1, g_node_id, g_node_id_len);
+	if (g_cluster_len)
+		pbw_utf8(f, 2, g_cluster, g_cluster_len);
+	if (loc) {
+		pbw_ld(f, 4, loc);
+		pbw_utf8(f, 2, g_zone, g_zone_len);
+	}
+	pbw_utf8(f, 2, cfg->log_name, cfg->log_name_len);
+}
+
+size_t http_glog_als_message(uint8_t *out, size_t cap, const struct arn_cfg_grpc_log *cfg, bool tcp,
+			     const uint8_t *entries, size_t len)
+{
+	/* StreamAccessLogsMessage{1: identifier, 2: http_logs | 3: tcp_logs} */
+	struct pbw m = PBW_MEASURE;
+	ident_body(&m, cfg);
+	size_t msg = pbw_ld_size(m.n) + pbw_ld_size(len);
+	struct pbw f = {out, 0, cap, false};
+	if (!pbw_grpc_prefix(&f, msg))
+		return 0;
+	pbw_ld(&f, 1, m.n);
+	ident_body(&f, cfg);
+	pbw_ld(&f, tcp ? 3 : 2, len);
+	pbw_raw(&f, entries, len);
+	return f.err ? 0 : f.n;
+}
+
 /* ---- the loggers (control lcore) ---------------------------------------------------- */
 
 struct http_glog *http_glog_new(const struct arn_cfg_access_log *a, const char *lsn, size_t idx)
@@ -194,19 +577,24 @@ struct glog_q {
 	uint32_t qn;
 	size_t qlen;
 	bool busy;
+	uint8_t kind;	 /* enum arn_cfg_log_kind: what it queues */
 	int grpc_status; /* -1: none yet */
 	uint8_t q[HTTP_GLOG_QUEUE_BYTES];
 	uint8_t out[OUT_MAX];
 };
 
+/* a worker's queues: OpenTelemetry's, HTTP ALS's, TCP ALS's */
+enum { Q_OTEL = 0, Q_HTTP, Q_TCP, Q__COUNT };
+
 struct http_glog_worker {
-	struct glog_q otel;
+	struct glog_q q[Q__COUNT];
 	uint8_t rec[HTTP_GLOG_RECORD_MAX];
+	char peer[512]; /* the client certificate's subject, for ALS */
 	char body[HTTP_GLOG_BODY_MAX];
 	char attr[ARN_CFG_GLOG_ATTRS_MAX][HTTP_GLOG_ATTR_MAX];
 };
 
-static struct arn_stats_scope *g_stats;
+static struct arn_stats_scope *g_stats, *g_als_stats;
 
 void http_glog_module_init(const char *node_id, const char *cluster, const char *zone,
 			   size_t zone_len)
@@ -218,18 +606,23 @@ void http_glog_module_init(const char *node_id, const char *cluster, const char 
 	g_zone_len = copy_label(g_zone, sizeof(g_zone), zone, zone_len);
 	if (!g_stats)
 		g_stats = arn_stats_scope_get(&arn_stats_glog_otel_schema, NULL, NULL);
+	if (!g_als_stats)
+		g_als_stats = arn_stats_scope_get(&arn_stats_glog_als_schema, NULL, NULL);
 }
 
-static void count(struct http_worker *w, unsigned stat, uint64_t n)
+/* A queue's counter: OpenTelemetry's or ALS's (HTTP and TCP alike, as
+ * Envoy's one access_logs.grpc_access_log.* prefix) */
+static void count(const struct glog_q *o, unsigned stat, uint64_t n)
 {
-	if (g_stats && n)
-		arn_stats_add(g_stats, w->slot, stat, n);
+	struct arn_stats_scope *sc = o->kind == ARN_CFG_LOG_OTEL ? g_stats : g_als_stats;
+	if (sc && n)
+		arn_stats_add(sc, o->hc.w->slot, stat, n);
 }
 
 static void export_over(struct glog_q *o, bool ok)
 {
 	if (!ok)
-		count(o->hc.w, ARN_GLOG_exports_failed, 1);
+		count(o, ARN_GLOG_exports_failed, 1);
 	o->busy = false;
 	if (o->out_lsn)
 		arn_cfg_unpin(o->out_lsn);
@@ -301,7 +694,10 @@ static void flush(struct glog_q *o)
 	const struct arn_cfg_grpc_log *cfg = o->cfg;
 	if (o->busy || !o->qn || !cfg)
 		return;
-	size_t len = http_glog_otel_export(o->out, sizeof(o->out), cfg, o->q, o->qlen);
+	size_t len = o->kind == ARN_CFG_LOG_OTEL
+			 ? http_glog_otel_export(o->out, sizeof(o->out), cfg, o->q, o->qlen)
+			 : http_glog_als_message(o->out, sizeof(o->out), cfg,
+						 o->kind == ARN_CFG_LOG_TCP_GRPC, o->q, o->qlen);
 	uint32_t n = o->qn;
 	o->out_lsn = o->lsn; /* its pin: the export's */
 	o->lsn = NULL;
@@ -310,7 +706,7 @@ static void flush(struct glog_q *o)
 	o->qlen = 0;
 	o->busy = true;
 	if (!len) {
-		count(w, ARN_GLOG_logs_dropped, n);
+		count(o, ARN_GLOG_logs_dropped, n);
 		export_over(o, false);
 		return;
 	}
@@ -332,11 +728,15 @@ static void flush(struct glog_q *o)
 	 * collector that never answers holds one export, not the worker */
 	uint32_t tmo = cfg->timeout_ms ? cfg->timeout_ms : cfg->flush_ms;
 	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
-	int rc = http_subreq_start(&o->sr, &o->hc, g, &cfg->cluster, OTEL_LOGS_PATH,
-				   sizeof(OTEL_LOGS_PATH) - 1, o->h, k, (const char *)o->out, len,
-				   tmo, &ex_ops, o);
+	/* ALS: one StreamAccessLogsMessage, the identifier first, on a
+	 * stream of its own (a client-streaming call sent whole) */
+	bool otel = o->kind == ARN_CFG_LOG_OTEL;
+	int rc =
+	    http_subreq_start(&o->sr, &o->hc, g, &cfg->cluster, otel ? OTEL_LOGS_PATH : ALS_PATH,
+			      otel ? sizeof(OTEL_LOGS_PATH) - 1 : sizeof(ALS_PATH) - 1, o->h, k,
+			      (const char *)o->out, len, tmo, &ex_ops, o);
 	if (rc != 0) {
-		count(w, ARN_GLOG_logs_dropped, n);
+		count(o, ARN_GLOG_logs_dropped, n);
 		export_over(o, false);
 	}
 }
@@ -392,12 +792,12 @@ static void enqueue(struct glog_q *o, const struct arn_cfg_listener *l, uint32_t
 		/* another configuration's records go in another export */
 		flush(o);
 		if (o->qn) { /* one in flight: the others cannot wait */
-			count(w, ARN_GLOG_logs_dropped, o->qn);
+			count(o, ARN_GLOG_logs_dropped, o->qn);
 			queue_release(o);
 		}
 	}
 	if (o->qn >= HTTP_GLOG_QUEUE_RECORDS || len > sizeof(o->q) - o->qlen) {
-		count(w, ARN_GLOG_logs_dropped, 1);
+		count(o, ARN_GLOG_logs_dropped, 1);
 		return;
 	}
 	if (!o->qn) { /* the queue holds its records' configuration */
@@ -408,7 +808,7 @@ static void enqueue(struct glog_q *o, const struct arn_cfg_listener *l, uint32_t
 	memcpy(o->q + o->qlen, rec, len);
 	o->qlen += len;
 	o->qn++;
-	count(w, ARN_GLOG_logs_written, 1);
+	count(o, ARN_GLOG_logs_written, 1);
 	if (o->qlen >= cfg->buffer_bytes)
 		flush(o);
 	if (!o->timer.armed)
@@ -446,12 +846,29 @@ void http_glog_log(struct http_worker *w, const struct arn_cfg_listener *l, uint
 		const struct http_glog *g = r->glogs[i];
 		if (g->filter && !arn_access_filter_match(g->filter, rec))
 			continue;
-		size_t len = otel_record(gw, g, rec);
+		uint8_t kind = g->a->kind;
+		struct glog_q *o = &gw->q[kind == ARN_CFG_LOG_OTEL	  ? Q_OTEL
+					  : kind == ARN_CFG_LOG_HTTP_GRPC ? Q_HTTP
+									  : Q_TCP];
+		size_t len;
+		if (kind == ARN_CFG_LOG_OTEL) {
+			len = otel_record(gw, g, rec);
+		} else {
+			/* TLS's peer subject, when the client sent a certificate */
+			int pl = -1;
+			if (rec->downstream_peer)
+				pl = rec->downstream_peer(rec->downstream_peer_arg,
+							  ARN_ACCESS_PEER_SUBJECT, gw->peer,
+							  sizeof(gw->peer));
+			len = http_glog_als_entry(
+			    gw->rec, sizeof(gw->rec), rec, g->a->grpc, kind == ARN_CFG_LOG_TCP_GRPC,
+			    gw->peer, pl > 0 && (size_t)pl < sizeof(gw->peer) ? (size_t)pl : 0);
+		}
 		if (!len) {
-			count(w, ARN_GLOG_logs_dropped, 1);
+			count(o, ARN_GLOG_logs_dropped, 1);
 			continue;
 		}
-		enqueue(&gw->otel, l, laddr, g->a->grpc, gw->rec, len);
+		enqueue(o, l, laddr, g->a->grpc, gw->rec, len);
 	}
 }
 
@@ -460,8 +877,13 @@ int http_glog_worker_init(struct http_worker *w)
 	struct http_glog_worker *gw = calloc(1, sizeof(*gw));
 	if (!gw)
 		return -ENOMEM;
-	gw->otel.hc.w = w;
-	gw->otel.timer.fn = flush_timer;
+	static const uint8_t kinds[Q__COUNT] = {ARN_CFG_LOG_OTEL, ARN_CFG_LOG_HTTP_GRPC,
+						ARN_CFG_LOG_TCP_GRPC};
+	for (unsigned i = 0; i < Q__COUNT; i++) {
+		gw->q[i].hc.w = w;
+		gw->q[i].timer.fn = flush_timer;
+		gw->q[i].kind = kinds[i];
+	}
 	w->glog = gw;
 	return 0;
 }
@@ -474,10 +896,12 @@ void http_glog_worker_fini(struct http_worker *w)
 	/* an export in flight is not cancelled: the worker's upstream
 	 * connections are already gone (worker_free), and with them every
 	 * callback that could reach it */
-	http_timer_cancel(&gw->otel.timer);
-	if (gw->otel.out_lsn)
-		arn_cfg_unpin(gw->otel.out_lsn);
-	queue_release(&gw->otel);
+	for (unsigned i = 0; i < Q__COUNT; i++) {
+		http_timer_cancel(&gw->q[i].timer);
+		if (gw->q[i].out_lsn)
+			arn_cfg_unpin(gw->q[i].out_lsn);
+		queue_release(&gw->q[i]);
+	}
 	free(gw);
 	w->glog = NULL;
 }

@@ -72,4 +72,19 @@ size_t http_glog_otel_record(uint8_t *out, size_t cap, uint64_t time_ns, const c
 size_t http_glog_otel_export(uint8_t *out, size_t cap, const struct arn_cfg_grpc_log *cfg,
 			     const uint8_t *recs, size_t len);
 
+/** Envoy's ALS entry of @p r: an HTTPAccessLogEntry (@p tcp false, with
+ * @p cfg's additional headers) or a TCPAccessLogEntry, as the entries'
+ * log_entry field (1; tag and length included); @p peer the client
+ * certificate's subject (NULL: none). @return its bytes, 0 if past @p cap. */
+size_t http_glog_als_entry(uint8_t *out, size_t cap, const struct arn_access_record *r,
+			   const struct arn_cfg_grpc_log *cfg, bool tcp, const char *peer,
+			   size_t peer_len);
+
+/** The gRPC message (prefix included) of a StreamAccessLogsMessage: the
+ * identifier (the node, @p cfg's log_name), then http_logs (or tcp_logs
+ * with @p tcp) holding the queued entries @p entries. @return its bytes,
+ * 0 if past @p cap. */
+size_t http_glog_als_message(uint8_t *out, size_t cap, const struct arn_cfg_grpc_log *cfg, bool tcp,
+			     const uint8_t *entries, size_t len);
+
 #endif

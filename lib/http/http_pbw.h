@@ -14,10 +14,14 @@
 #include <string.h>
 
 struct pbw {
-	uint8_t *b; /* the caller's */
+	uint8_t *b; /* the caller's; NULL: only count (PBW_MEASURE) */
 	size_t n, cap;
 	bool err;
 };
+
+/* A writer that writes nothing and counts the bytes it would write: a
+ * nested message's length, from the function that writes it. */
+#define PBW_MEASURE ((struct pbw){NULL, 0, SIZE_MAX, false})
 
 enum { PBW_VARINT = 0, PBW_I64 = 1, PBW_LEN = 2, PBW_I32 = 5 };
 
@@ -41,6 +45,10 @@ static inline size_t pbw_ld_size(size_t len)
 
 static inline void pbw_raw(struct pbw *f, const void *p, size_t n)
 {
+	if (!f->b) {
+		f->n += n;
+		return;
+	}
 	if (f->err || n > f->cap - f->n) {
 		f->err = true;
 		return;
@@ -128,12 +136,16 @@ static inline size_t pbw_utf8_seq(const uint8_t *p, size_t n)
 	return k;
 }
 
-/* A string field: bytes that are not UTF-8 become '?' (a protobuf string
- * must be UTF-8, a collector refuses the whole message otherwise, and the
- * values come from clients). The same length as @p n. */
-static inline void pbw_utf8(struct pbw *f, uint32_t field, const char *s, size_t n)
+/* A string's bytes (no tag, no length): bytes that are not UTF-8 become
+ * '?' (a protobuf string must be UTF-8, a collector refuses the whole
+ * message otherwise, and the values come from clients). The same length
+ * as @p n. */
+static inline void pbw_utf8_raw(struct pbw *f, const char *s, size_t n)
 {
-	pbw_ld(f, field, n);
+	if (!f->b) {
+		f->n += n;
+		return;
+	}
 	if (f->err || n > f->cap - f->n) {
 		f->err = true;
 		return;
@@ -150,6 +162,12 @@ static inline void pbw_utf8(struct pbw *f, uint32_t field, const char *s, size_t
 		i += k;
 	}
 	f->n += n;
+}
+
+static inline void pbw_utf8(struct pbw *f, uint32_t field, const char *s, size_t n)
+{
+	pbw_ld(f, field, n);
+	pbw_utf8_raw(f, s, n);
 }
 
 /* The gRPC message prefix (not compressed, @p len bytes) of a message of

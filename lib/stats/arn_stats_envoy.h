@@ -346,5 +346,7 @@ enum arn_glog_stat {
 	ARN_GLOG__COUNT
 };
 extern struct arn_stats_schema arn_stats_glog_otel_schema;
+/* access_logs.grpc_access_log.* (Envoy's ALS, HTTP and TCP): the same */
+extern struct arn_stats_schema arn_stats_glog_als_schema;
 
 #endif

@@ -222,3 +222,5 @@ static const struct arn_stat_def glog_defs[] = {
 };
 struct arn_stats_schema arn_stats_glog_otel_schema =
     ARN_STATS_SCHEMA("access_logs.open_telemetry_access_log", glog_defs);
+struct arn_stats_schema arn_stats_glog_als_schema =
+    ARN_STATS_SCHEMA("access_logs.grpc_access_log", glog_defs);

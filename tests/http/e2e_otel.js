@@ -1,5 +1,6 @@
 // The OTLP collector of tests/http/e2e_otel.sh: a @grpc/grpc-js server of
-// opentelemetry.proto.collector.trace.v1.TraceService read from
+// opentelemetry.proto.collector.trace.v1.TraceService (and LogsService,
+// and Envoy's AccessLogService from tests/http/als_proto) read from
 // OpenTelemetry's .protos (tests/http/otel_proto), so the spans Arion's
 // hand-made ExportTraceServiceRequest carries are decoded by another
 // implementation.
@@ -111,9 +112,30 @@ function exportLogs(call, cb) {
   cb(null, {});
 }
 
+// AccessLogService/StreamAccessLogs (Envoy's ALS, a client-streaming
+// call): each message is a line of LOG.als (JSON: its identifier, if it
+// has one, and its entries as proto-loader decodes them); the answer
+// comes when the client ends the stream.
+const adef = pl.loadSync('envoy/service/accesslog/v3/als.proto', {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: false,
+  oneofs: true,
+  includeDirs: [path.join(__dirname, 'als_proto')],
+});
+const asvc = grpc.loadPackageDefinition(adef).envoy.service.accesslog.v3.AccessLogService
+  .service;
+
+function streamAccessLogs(call, cb) {
+  call.on('data', (m) => fs.appendFileSync(log + '.als', JSON.stringify(m) + '\n'));
+  call.on('end', () => cb(null, {}));
+}
+
 const s = new grpc.Server();
 s.addService(svc, { Export: exportSpans });
 s.addService(lsvc, { Export: exportLogs });
+s.addService(asvc, { StreamAccessLogs: streamAccessLogs });
 s.bindAsync(`${addr}:${port}`, grpc.ServerCredentials.createInsecure(), (err) => {
   if (err) {
     console.error(err);

@@ -15,7 +15,8 @@
 # spawn_upstream_span, the upstream span (a CLIENT one, its id sent up).
 # OpenTelemetry access logs to the same collector (LogsService/Export):
 # a record's body and attributes, the resource, the access log's filter,
-# and the queue's bound with the collector that never answers.
+# and the queue's bound with the collector that never answers; Envoy's
+# ALS (AccessLogService/StreamAccessLogs) for an HCM and a tcp_proxy.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -198,6 +199,40 @@ expect "access log: resource_attributes" "$r" '"k8s.cluster.name":"east"'
 expect "access log: time_unix_nano, the request's start" "$r" '"time":"1[0-9]{18}"'
 expect "access log: the filter (no x-log, no record)" "$(wc -l <"$lg")" "^1$"
 expect "access log: logs_written" "$(stat access_logs.open_telemetry_access_log.logs_written)" "^1$"
+# Envoy's ALS on the same listener and request: one StreamAccessLogsMessage
+# on a stream of its own, the identifier (node, log_name) first, the
+# entry's request, response and common properties
+als="$log.als"
+m=$(grep -F '"als-http"' "$als" 2>/dev/null | head -1)
+expect "ALS: the identifier's log_name" "$m" '"log_name":"als-http"'
+expect "ALS: the identifier's node id" "$m" '"node":\{"id":"arn-otl'
+expect "ALS: method" "$m" '"request_method":"GET"'
+expect "ALS: path" "$m" '"path":"/al/1\?x=y"'
+expect "ALS: user agent" "$m" '"user_agent":"al/1"'
+expect "ALS: authority" "$m" "\"authority\":\"$us:83\""
+expect "ALS: request id" "$m" '"request_id":"[0-9a-f-]{36}"'
+expect "ALS: additional request header" "$m" '"request_headers":\{"x-log":"1"\}'
+expect "ALS: status" "$m" '"response_code":\{"value":200\}'
+expect "ALS: additional response header" "$m" '"response_headers":\{"content-length":"[0-9]+"\}'
+expect "ALS: upstream cluster" "$m" '"upstream_cluster":"echo"'
+expect "ALS: upstream address" "$m" '"upstream_remote_address":\{"socket_address":\{"address":"198.18.3.11","port_value":8084\}\}'
+expect "ALS: protocol" "$m" '"protocol_version":"HTTP11"'
+expect "ALS: access_log_type" "$m" '"access_log_type":"DownstreamEnd"'
+expect "ALS: the filter (one entry)" "$(grep -o '"request_method"' "$als" | wc -l)" "^1$"
+expect "ALS: logs_written" "$(stat access_logs.grpc_access_log.logs_written)" "^1$"
+# tcp_proxy's TCP ALS: the connection's entry, its bytes
+b=$(cc "http://$us:84/tcp")
+expect "tcp_proxy: the upstream answers" "$b" "^tp=-"
+for i in $(seq 30); do
+	grep -qF '"als-tcp"' "$als" 2>/dev/null && break
+	sleep 0.1
+done
+m=$(grep -F '"als-tcp"' "$als" | head -1)
+expect "TCP ALS: the identifier" "$m" '"log_name":"als-tcp"'
+expect "TCP ALS: received bytes" "$m" '"received_bytes":"[1-9][0-9]*"'
+expect "TCP ALS: sent bytes" "$m" '"sent_bytes":"[1-9][0-9]*"'
+expect "TCP ALS: access_log_type" "$m" '"access_log_type":"TcpConnectionEnd"'
+expect "TCP ALS: upstream cluster" "$m" '"upstream_cluster":"echo"'
 # a collector that never answers: one export waits (its timeout), the
 # queue keeps what its bound holds and drops the rest; every request is
 # answered as ever. The access log's records (300 bytes each, x-pad) fill
