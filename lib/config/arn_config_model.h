@@ -608,6 +608,9 @@ enum arn_cfg_log_kind {
 #define ARN_CFG_GLOG_MD_MAX 8
 /* buffer_size_bytes: at most the worker's queue (http_glog.h) */
 #define ARN_CFG_GLOG_BUFFER_MAX 65536
+/* log_name, an attribute's key, a resource attribute's key and value:
+ * bytes (the resource goes with every export, a key with every record) */
+#define ARN_CFG_GLOG_STR_MAX 256
 
 /* A key and a string: an attribute's format string, a resource
  * attribute's value. */

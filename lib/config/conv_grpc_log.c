@@ -65,6 +65,8 @@ static void common_config(struct conv *c, struct pb cc, struct arn_cfg_grpc_log 
 		  "buffer_size_bytes,filter_state_objects_to_log,grpc_stream_retry_policy,"
 		  "custom_tags");
 	upb_StringView ln = pb_str(cc, "log_name");
+	if (ln.size > ARN_CFG_GLOG_STR_MAX)
+		conv_err(c, "log_name", "%zu bytes: at most %u", ln.size, ARN_CFG_GLOG_STR_MAX);
 	if (ln.size) {
 		o->log_name = conv_str(c, ln);
 		o->log_name_len = (uint32_t)ln.size;
@@ -97,7 +99,7 @@ static void common_config(struct conv *c, struct pb cc, struct arn_cfg_grpc_log 
 /* A KeyValueList of string values @p kv (field @p f) into @p out; at most
  * ARN_CFG_GLOG_ATTRS_MAX. */
 static void kv_list(struct conv *c, struct pb kv, const char *f, struct arn_cfg_glog_kv **out,
-		    size_t *n)
+		    size_t *n, bool literal)
 {
 	size_t m = conv_push(c, "%s", f);
 	conv_only(c, kv, "values");
@@ -121,6 +123,12 @@ static void kv_list(struct conv *c, struct pb kv, const char *f, struct arn_cfg_
 				 w ? w : "missing");
 		} else {
 			upb_StringView sv = pb_str(v, "string_value");
+			if (key.size > ARN_CFG_GLOG_STR_MAX)
+				conv_err(c, "key", "%zu bytes: at most %u", key.size,
+					 ARN_CFG_GLOG_STR_MAX);
+			if (literal && sv.size > ARN_CFG_GLOG_STR_MAX)
+				conv_err(c, "value", "%zu bytes: at most %u", sv.size,
+					 ARN_CFG_GLOG_STR_MAX);
 			o[i] = (struct arn_cfg_glog_kv){conv_str(c, key), conv_str(c, sv),
 							(uint32_t)key.size, (uint32_t)sv.size};
 		}
@@ -163,6 +171,8 @@ static void otel_config(struct conv *c, struct pb cfg, struct arn_cfg_access_log
 			 "missing: the OTLP collector's gRPC service (here or in common_config)");
 	}
 	upb_StringView ln = pb_str(cfg, "log_name");
+	if (ln.size > ARN_CFG_GLOG_STR_MAX)
+		conv_err(c, "log_name", "%zu bytes: at most %u", ln.size, ARN_CFG_GLOG_STR_MAX);
 	if (ln.size) {
 		o->log_name = conv_str(c, ln);
 		o->log_name_len = (uint32_t)ln.size;
@@ -173,7 +183,7 @@ static void otel_config(struct conv *c, struct pb cfg, struct arn_cfg_access_log
 	o->builtin_labels = !pb_bool(cfg, "disable_builtin_labels");
 	if (pb_has(cfg, "resource_attributes"))
 		kv_list(c, pb_msg(cfg, "resource_attributes"), "resource_attributes", &o->res_attrs,
-			&o->n_res_attrs);
+			&o->n_res_attrs, true);
 	if (pb_len(cfg, "resource_detectors"))
 		conv_err(c, "resource_detectors",
 			 "not supported by Arion (set resource_attributes)");
@@ -191,7 +201,7 @@ static void otel_config(struct conv *c, struct pb cfg, struct arn_cfg_access_log
 		}
 	}
 	if (pb_has(cfg, "attributes")) {
-		kv_list(c, pb_msg(cfg, "attributes"), "attributes", &o->attrs, &o->n_attrs);
+		kv_list(c, pb_msg(cfg, "attributes"), "attributes", &o->attrs, &o->n_attrs, false);
 		for (size_t i = 0; i < o->n_attrs; i++) {
 			if (!o->attrs[i].value)
 				continue;

@@ -30,7 +30,9 @@
 #define ALS_PATH "/envoy.service.accesslog.v3.AccessLogService/StreamAccessLogs"
 /* the export: the resource (bounded by the configuration's limits), the
  * queue, the nesting's tags and lengths */
-#define RES_MAX (4 * (16 + 256) + ARN_CFG_GLOG_ATTRS_MAX * 512 + 1024)
+#define RES_MAX                                                                                    \
+	(4 * (16 + ARN_CFG_GLOG_STR_MAX) +                                                         \
+	 ARN_CFG_GLOG_ATTRS_MAX * (16 + 2 * ARN_CFG_GLOG_STR_MAX) + 1024)
 #define OUT_MAX (HTTP_GLOG_QUEUE_BYTES + RES_MAX)
 
 struct http_glog {
