@@ -90,36 +90,6 @@ void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out)
 	}
 }
 
-/* Compile @p a's format (from field @p field of the typed_config) as the
- * runtime will (arn_access_format_of): a format Arion cannot write refuses
- * the resource, as Envoy refuses it, instead of an accepted configuration
- * whose log the runtime turns off. */
-static void check_access_format(struct conv *c, const char *json, const char *text, bool omit,
-				const char *field)
-{
-	if (!json && !text)
-		return;
-	struct arn_sb e = ARN_SB_INIT;
-	struct arn_access_format *f = arn_access_format_of(json, text, omit, field, &e);
-	if (f) {
-		arn_access_format_free(f);
-	} else {
-		/* "<field>[.<key>]: reason\n": the path, then the reason */
-		const char *t = arn_sb_cstr(&e), *sep = strstr(t, ": ");
-		size_t tl = strlen(t);
-		while (tl && t[tl - 1] == '\n')
-			tl--;
-		if (sep && (size_t)(sep - t) < tl) {
-			char path[256];
-			snprintf(path, sizeof(path), "%.*s", (int)(sep - t), t);
-			conv_err(c, path, "%.*s", (int)(tl - (size_t)(sep + 2 - t)), sep + 2);
-		} else {
-			conv_err(c, field, "%.*s", (int)tl, t);
-		}
-	}
-	arn_sb_free(&e);
-}
-
 /* An envoy.config.accesslog.v3.AccessLogFilter @p fl as the JSON lib/accesslog
  * compiles (at the runtime, from the model), checked here so that a filter
  * it cannot evaluate refuses the resource. @return the JSON, or NULL. */
@@ -196,12 +166,6 @@ const char *conv_subst_format(struct conv *c, struct pb fmt, const char *name,
 			      struct arn_cfg_subst_format *out)
 {
 	return subst_format(c, fmt, name, out);
-}
-
-void conv_check_access_format(struct conv *c, const char *json, const char *text, bool omit,
-			      const char *field)
-{
-	check_access_format(c, json, text, omit, field);
 }
 
 void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg_access_log **out,
@@ -288,7 +252,7 @@ void conv_access_logs(struct conv *c, struct pb p, const char *f, struct arn_cfg
 			}
 		}
 		if (fmt_field)
-			check_access_format(c, a->json_format, a->format, a->omit_empty_values,
+			conv_check_access_format(c, a->json_format, a->format, a->omit_empty_values,
 					    fmt_field);
 		conv_pop(c, m1);
 		conv_pop(c, m);
@@ -349,7 +313,7 @@ static void lr_mapper(struct conv *c, struct pb mp, struct arn_cfg_lr_mapper *o)
 	if (fo.m) {
 		const char *fw = subst_format(c, fo, "body_format_override", &o->format);
 		if (fw)
-			check_access_format(c, o->format.json, o->format.text,
+			conv_check_access_format(c, o->format.json, o->format.text,
 					    o->format.omit_empty_values, fw);
 	}
 	size_t nh = pb_len(mp, "headers_to_add");
@@ -397,7 +361,7 @@ void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_
 	if (lr && bf.m) {
 		const char *fw = subst_format(c, bf, "body_format", &lr->format);
 		if (fw)
-			check_access_format(c, lr->format.json, lr->format.text,
+			conv_check_access_format(c, lr->format.json, lr->format.text,
 					    lr->format.omit_empty_values, fw);
 	}
 	*out = lr;

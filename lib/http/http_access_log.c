@@ -209,5 +209,5 @@ void http_access_log(struct http_stream *st)
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], st->hc->w->slot, &rec);
 	if (r->n_glogs)
-		http_glog_log(st->hc->w, st->hc->lsn, st->hc->sladdr, r, &rec);
+		r->glog_log(st->hc->w, st->hc->lsn, st->hc->sladdr, r, &rec);
 }

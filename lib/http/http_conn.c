@@ -935,7 +935,7 @@ static void no_chain_log(struct http_worker *w, const struct arn_cfg_listener *l
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], w->slot, &rec);
 	if (r->n_glogs)
-		http_glog_log(w, l, laddr, r, &rec);
+		r->glog_log(w, l, laddr, r, &rec);
 	http_rt_hcm_put(r);
 }
 

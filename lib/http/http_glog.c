@@ -907,3 +907,9 @@ void http_glog_worker_fini(struct http_worker *w)
 	free(gw);
 	w->glog = NULL;
 }
+
+const struct http_glog_ops http_glog_ops = {
+    .create = http_glog_new,
+    .destroy = http_glog_free,
+    .log = http_glog_log,
+};

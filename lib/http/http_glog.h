@@ -51,6 +51,10 @@ void http_glog_free(struct http_glog *g); /* NULL: no-op */
 void http_glog_log(struct http_worker *w, const struct arn_cfg_listener *l, uint32_t laddr,
 		   const struct http_hcm_rt *r, const struct arn_access_record *rec);
 
+/** http_glog_new, http_glog_free and http_glog_log, for the runtime
+ * (http_rt_glog_ops). */
+extern const struct http_glog_ops http_glog_ops;
+
 int http_glog_worker_init(struct http_worker *w);
 void http_glog_worker_fini(struct http_worker *w);
 /** The built-in resource labels' node_name, cluster_name and zone_name

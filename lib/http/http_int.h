@@ -130,6 +130,8 @@ struct http_cluster_rt {
  * object's identity) has one too, with tp set instead of hcm: the same
  * parts (tcp.<stat_prefix>.* in stats, its access loggers, the network
  * filters before it), so that both terminal filters share one life cycle. */
+struct http_worker;
+struct arn_access_record;
 struct http_hcm_rt {
 	const struct arn_cfg_hcm *hcm;	    /* key; the listener is pinned by the snapshot */
 	const struct arn_cfg_tcp_proxy *tp; /* key instead of hcm (a tcp_proxy chain) */
@@ -144,6 +146,12 @@ struct http_hcm_rt {
 	/* the gRPC access loggers (http_glog.h), after the file ones */
 	struct http_glog *glogs[HTTP_MAX_LOGGERS];
 	unsigned n_glogs;
+	/* http_glog_log, set with the first of them (http_rt.c): the
+	 * stream's, the connection's and tcp_proxy's ends log through it,
+	 * not by a call into http_glog.c, which exports on sub-requests
+	 * that sit above them */
+	void (*glog_log)(struct http_worker *w, const struct arn_cfg_listener *l, uint32_t laddr,
+			 const struct http_hcm_rt *r, const struct arn_access_record *rec);
 	unsigned n_logs; /* n_loggers + n_glogs: a stream end's one test */
 	struct http_lr *lr; /* local_reply_config compiled (http_local.c), or NULL */
 	/* no HTTP filter acts on this manager's streams (http_filters_idle):
@@ -561,6 +569,21 @@ static inline bool http_healthcheck_failed(void)
 {
 	return __atomic_load_n(&http_hc_failed_, __ATOMIC_RELAXED);
 }
+
+/* The gRPC access loggers (http_glog.c), as the runtime makes, drops and
+ * reaches them: registered by http_module.c, so that the runtime, below
+ * the sub-requests they export on, calls none of http_glog.c's functions.
+ * Without them (a harness that never registered), a gRPC access logger
+ * logs nothing. */
+struct http_glog;
+struct http_glog_ops {
+	struct http_glog *(*create)(const struct arn_cfg_access_log *a, const char *lsn,
+				    size_t idx);
+	void (*destroy)(struct http_glog *g);
+	void (*log)(struct http_worker *w, const struct arn_cfg_listener *l, uint32_t laddr,
+		    const struct http_hcm_rt *r, const struct arn_access_record *rec);
+};
+void http_rt_glog_ops(const struct http_glog_ops *ops);
 
 /* Control lcore. */
 int http_rt_init(struct arn_config_store *s);

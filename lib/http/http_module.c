@@ -522,6 +522,7 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 	http_otel_module_init(o ? o->node_id : NULL, o ? o->zone : NULL, o ? o->zone_len : 0);
 	http_glog_module_init(o ? o->node_id : NULL, o ? o->node_cluster : NULL, o ? o->zone : NULL,
 			      o ? o->zone_len : 0);
+	http_rt_glog_ops(&http_glog_ops);
 	rc = arn_tcp_app_register(&http_app);
 	if (rc) {
 		ARN_ERR(HTTP, "cannot register with the TCP stack: %s", strerror(-rc));

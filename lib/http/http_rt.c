@@ -43,7 +43,6 @@
 #include "arn_net.h"
 #include "arn_tls.h"
 #include "http_filter.h"
-#include "http_glog.h"
 #include "http_int.h"
 #include "http_l4.h"
 #include "http_local_reply.h"
@@ -239,6 +238,8 @@ static size_t clusters_walked;		/* by the last snapshot (http_rt_clusters_walked
 static size_t listeners_walked;		/* by the last snapshot (http_rt_listeners_walked) */
 static size_t tls_clusters_walked;	/* by the last TLS table (http_rt_tls_clusters_walked) */
 static struct http_hcm_rt *hcm_reclaim; /* Treiber stack: workers push, control pops all */
+/* the gRPC access loggers' (http_rt_glog_ops) */
+static const struct http_glog_ops *glog_ops;
 uint64_t http_rt_sync_;			/* http_rt_snap_sync (http_int.h) */
 
 /* ---- worker side ------------------------------------------------------------ */
@@ -609,7 +610,7 @@ static void hcm_rt_free(struct http_hcm_rt *r)
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_logger_put(r->loggers[i]);
 	for (unsigned i = 0; i < r->n_glogs; i++)
-		http_glog_free(r->glogs[i]);
+		glog_ops->destroy(r->glogs[i]);
 	http_lr_free(r->lr);
 	free(r);
 }
@@ -760,9 +761,13 @@ static struct http_hcm_rt *hcm_rt_new(const struct arn_cfg_listener *l, const st
 	for (size_t i = 0; i < n_logs && r->n_loggers < HTTP_MAX_LOGGERS; i++) {
 		const struct arn_cfg_access_log *a = &logs[i];
 		if (a->grpc) { /* a gRPC access logger (http_glog.c) */
-			struct http_glog *g = http_glog_new(a, l->obj.name, i);
-			if (g && r->n_glogs < HTTP_MAX_LOGGERS)
+			struct http_glog *g = glog_ops ? glog_ops->create(a, l->obj.name, i) : NULL;
+			if (g && r->n_glogs < HTTP_MAX_LOGGERS) {
 				r->glogs[r->n_glogs++] = g;
+				r->glog_log = glog_ops->log;
+			} else if (g) {
+				glog_ops->destroy(g);
+			}
 			continue;
 		}
 		struct arn_sb err = ARN_SB_INIT;
@@ -2194,6 +2199,11 @@ static void cluster_update_stat(void *ctx, const char *name, enum arn_config_clu
 	struct http_cluster_rt *c = http_cluster_find(name);
 	if (c && (unsigned)u < sizeof(stat) / sizeof(stat[0]))
 		arn_stats_inc(c->stats, ARN_STATS_SLOT_CONTROL, stat[u]);
+}
+
+void http_rt_glog_ops(const struct http_glog_ops *ops)
+{
+	glog_ops = ops;
 }
 
 int http_rt_init(struct arn_config_store *s)

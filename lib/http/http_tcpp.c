@@ -223,7 +223,7 @@ static void access_log(struct http_tcpp *s)
 	for (unsigned i = 0; i < r->n_loggers; i++)
 		arn_access_log_write(r->loggers[i], w->slot, &rec);
 	if (r->n_glogs)
-		http_glog_log(w, s->lsn, s->sladdr, r, &rec);
+		r->glog_log(w, s->lsn, s->sladdr, r, &rec);
 }
 
 /* The upstream connection of the current attempt is gone: its counts end. */
