@@ -135,4 +135,33 @@ const struct arn_pp_result *arn_pp_result(const struct arn_pp *p);
 /** The counter name of @p e ("v1_bad_port"), or "none". */
 const char *arn_pp_err_name(enum arn_pp_err e);
 
+/* ---- the writer (the header Arion sends upstream) -------------------------- */
+
+/** The longest header arn_pp_write() writes: v1's
+ * "PROXY TCP4 255.255.255.255 255.255.255.255 65535 65535\r\n" (56);
+ * v2's with IPv4 addresses is 28, its LOCAL 16. */
+#define ARN_PP_WRITE_MAX 56
+
+/** The addresses a header says (IPv4, host order): the downstream's
+ * remote (src) and local (dst) address and port, as Envoy's
+ * ProxyProtocolFilterState holds them. */
+struct arn_pp_addrs {
+	uint32_t src, dst;
+	uint16_t sport, dport;
+};
+
+/**
+ * Write a PROXY header as Envoy's upstream proxy_protocol transport socket
+ * does (source/extensions/common/proxy_protocol/proxy_protocol_header.cc):
+ * v1 "PROXY TCP4 <src> <dst> <sport> <dport>\r\n"; v2 the signature,
+ * 0x21 (version 2, PROXY), 0x11 (AF_INET, STREAM), length 12 and the
+ * addresses. @p a NULL: there is no downstream (a health check): v2 writes
+ * LOCAL (0x20, family 0, length 0), v1 "PROXY UNKNOWN\r\n" (Envoy's v1
+ * writes the upstream connection's own addresses instead: its callers
+ * pass them). No TLV is written.
+ * @p out must hold ARN_PP_WRITE_MAX bytes (owned by the caller).
+ * @return bytes written, or 0 when @p version is neither 1 nor 2.
+ */
+size_t arn_pp_write(uint8_t *out, unsigned version, const struct arn_pp_addrs *a);
+
 #endif

@@ -345,3 +345,88 @@ ssize_t arn_pp_parse(struct arn_pp *p, const void *buf, size_t len)
 	}
 	return ARN_AGAIN;
 }
+
+/* ---- the writer ------------------------------------------------------------- */
+
+/* @p a's dotted quad (host order) at @p o. @return its length. */
+static size_t put_ip4(char *o, uint32_t a)
+{
+	size_t n = 0;
+	for (int sh = 24; sh >= 0; sh -= 8) {
+		unsigned b = (a >> sh) & 0xff;
+		if (b >= 100)
+			o[n++] = (char)('0' + b / 100);
+		if (b >= 10)
+			o[n++] = (char)('0' + b / 10 % 10);
+		o[n++] = (char)('0' + b % 10);
+		if (sh)
+			o[n++] = '.';
+	}
+	return n;
+}
+
+static size_t put_u16(char *o, uint16_t v)
+{
+	char t[5];
+	size_t k = 0;
+	do {
+		t[k++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < k; i++)
+		o[i] = t[k - 1 - i];
+	return k;
+}
+
+static void be16(uint8_t *o, uint16_t v)
+{
+	o[0] = (uint8_t)(v >> 8);
+	o[1] = (uint8_t)v;
+}
+
+static void be32(uint8_t *o, uint32_t v)
+{
+	be16(o, (uint16_t)(v >> 16));
+	be16(o + 2, (uint16_t)v);
+}
+
+size_t arn_pp_write(uint8_t *out, unsigned version, const struct arn_pp_addrs *a)
+{
+	if (version == 1) {
+		char *o = (char *)out;
+		if (!a) {
+			memcpy(o, "PROXY UNKNOWN\r\n", 15);
+			return 15;
+		}
+		size_t n = 0;
+		memcpy(o, "PROXY TCP4 ", 11);
+		n = 11;
+		n += put_ip4(o + n, a->src);
+		o[n++] = ' ';
+		n += put_ip4(o + n, a->dst);
+		o[n++] = ' ';
+		n += put_u16(o + n, a->sport);
+		o[n++] = ' ';
+		n += put_u16(o + n, a->dport);
+		o[n++] = '\r';
+		o[n++] = '\n';
+		return n;
+	}
+	if (version != 2)
+		return 0;
+	memcpy(out, V2_SIG, V2_SIG_LEN);
+	if (!a) {
+		out[12] = 0x20; /* version 2, LOCAL */
+		out[13] = 0;	/* AF_UNSPEC, UNSPEC */
+		be16(out + 14, 0);
+		return ARN_PP_V2_HDR;
+	}
+	out[12] = 0x21; /* version 2, PROXY */
+	out[13] = 0x11; /* AF_INET, STREAM */
+	be16(out + 14, 12);
+	be32(out + 16, a->src);
+	be32(out + 20, a->dst);
+	be16(out + 24, a->sport);
+	be16(out + 26, a->dport);
+	return ARN_PP_V2_HDR + 12;
+}

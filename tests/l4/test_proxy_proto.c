@@ -405,6 +405,69 @@ static void test_v2_errors(void **st)
 	assert_string_equal(arn_pp_err_name(ARN_PP_E_V2_BAD_TLV), "v2_bad_tlv");
 }
 
+/* The writer (arn_pp_write): the exact bytes Envoy's upstream
+ * proxy_protocol transport socket sends, and each read back by the parser
+ * to the same addresses. */
+static void test_write(void **st)
+{
+	(void)st;
+	uint8_t o[ARN_PP_WRITE_MAX + 8];
+	struct arn_pp p;
+	struct arn_pp_addrs a = {0xc0a80001, 0x0a00000b, 56324, 443};
+	size_t n = arn_pp_write(o, 1, &a);
+	assert_int_equal(n, 44);
+	assert_memory_equal(o, "PROXY TCP4 192.168.0.1 10.0.0.11 56324 443\r\n", n);
+	expect(o, n, (ssize_t)n, 0, &p);
+	const struct arn_pp_result *r = arn_pp_result(&p);
+	assert_int_equal(r->version, 1);
+	assert_int_equal(r->src4, a.src);
+	assert_int_equal(r->dst4, a.dst);
+	assert_int_equal(r->src_port, a.sport);
+	assert_int_equal(r->dst_port, a.dport);
+	/* the longest: ARN_PP_WRITE_MAX */
+	struct arn_pp_addrs big = {0xfefefefe, 0xdfdfdfdf, 65535, 65535};
+	n = arn_pp_write(o, 1, &big);
+	assert_int_equal(n, 56);
+	assert_int_equal(n, ARN_PP_WRITE_MAX);
+	assert_memory_equal(o, "PROXY TCP4 254.254.254.254 223.223.223.223 65535 65535\r\n", n);
+	expect(o, n, (ssize_t)n, 0, NULL);
+	/* zeros in every position: 1.0.100.10 port 0 */
+	struct arn_pp_addrs z = {0x01006400 | 10, 0x0a000001, 0, 80};
+	n = arn_pp_write(o, 1, &z);
+	assert_memory_equal(o, "PROXY TCP4 1.0.100.10 10.0.0.1 0 80\r\n", n);
+	expect(o, n, (ssize_t)n, 0, NULL);
+	/* v1 without a downstream */
+	n = arn_pp_write(o, 1, NULL);
+	assert_memory_equal(o, "PROXY UNKNOWN\r\n", n);
+	assert_int_equal(n, 15);
+	expect(o, n, (ssize_t)n, 0, &p);
+	assert_true(arn_pp_result(&p)->local);
+	/* v2 PROXY, AF_INET STREAM */
+	n = arn_pp_write(o, 2, &a);
+	assert_int_equal(n, 28);
+	assert_memory_equal(o,
+			    V2SIG "\x21\x11\x00\x0c"
+				  "\xc0\xa8\x00\x01\x0a\x00\x00\x0b\xdc\x04\x01\xbb",
+			    n);
+	expect(o, n, (ssize_t)n, 0, &p);
+	r = arn_pp_result(&p);
+	assert_int_equal(r->version, 2);
+	assert_false(r->local);
+	assert_int_equal(r->family, 4);
+	assert_int_equal(r->src4, a.src);
+	assert_int_equal(r->dst4, a.dst);
+	assert_int_equal(r->src_port, a.sport);
+	assert_int_equal(r->dst_port, a.dport);
+	/* v2 LOCAL (a health check): Envoy's generateV2LocalHeader */
+	n = arn_pp_write(o, 2, NULL);
+	assert_int_equal(n, 16);
+	assert_memory_equal(o, V2SIG "\x20\x00\x00\x00", n);
+	expect(o, n, (ssize_t)n, 0, &p);
+	assert_true(arn_pp_result(&p)->local);
+	assert_int_equal(arn_pp_write(o, 0, &a), 0);
+	assert_int_equal(arn_pp_write(o, 3, &a), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,6 +481,7 @@ int main(void)
 	    cmocka_unit_test(test_v2_tlvs),
 	    cmocka_unit_test(test_v2_max),
 	    cmocka_unit_test(test_v2_errors),
+	    cmocka_unit_test(test_write),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
