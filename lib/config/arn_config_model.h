@@ -1436,6 +1436,9 @@ struct arn_cfg_ts_match {
 	uint8_t n_kv;
 	bool is_default;
 	struct arn_cfg_tls *tls; /* NULL: plain text (raw_buffer, or no socket) */
+	/* envoy.transport_sockets.upstream_proxy_protocol around it: the
+	 * PROXY header's version (1, 2) written first; 0: none */
+	uint8_t pp_version;
 };
 
 /** A ClusterLoadAssignment (EDS), or a STATIC cluster's load_assignment. */
@@ -1473,6 +1476,7 @@ struct arn_cfg_cluster {
 	uint8_t ring_hash_fn;		       /* 0 XX_HASH, 1 MURMUR_HASH_2 */
 	uint64_t maglev_table_size;	       /* 65537 */
 	struct arn_cfg_tls *upstream_tls;      /* NULL: plain text */
+	uint8_t upstream_pp; /* its transport_socket's PROXY header version (1, 2); 0: none */
 	struct arn_cfg_http_proto http;
 	uint32_t max_requests_per_connection;
 	/* STATIC: its load_assignment (owned, refcounted). EDS: NULL; the

@@ -491,6 +491,14 @@ struct arn_cfg_mcp_filter *conv_mcp_filter(struct conv *c, struct pb any);
  */
 struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream);
 
+/**
+ * A cluster's (or a transport_socket_matches entry's) transport socket:
+ * conv_tls's, or envoy.transport_sockets.upstream_proxy_protocol around
+ * raw_buffer or TLS, its PROXY header version in *@p pp (1, 2; 0 without
+ * the wrapper). conv_upp.c.
+ */
+struct arn_cfg_tls *conv_upstream_ts(struct conv *c, struct pb ts, uint8_t *pp);
+
 /** Initialize the object header in a fresh pool (name copied). */
 void *conv_obj_new(struct conv *c, size_t size, enum arn_cfg_type t, upb_StringView name);
 

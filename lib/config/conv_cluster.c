@@ -846,7 +846,7 @@ struct arn_cfg_obj *arn_conv_cluster(struct conv *c, struct pb cl)
 		out->http.max_requests_per_connection = out->max_requests_per_connection;
 	struct pb ts = pb_msg(cl, "transport_socket");
 	if (ts.m)
-		out->upstream_tls = conv_tls(c, ts, false);
+		out->upstream_tls = conv_upstream_ts(c, ts, &out->upstream_pp);
 	conv_tsm_cluster(c, cl, out);
 	/* endpoints; a DNS cluster's come from its resolver (conv_dns.c),
 	 * its load_assignment checked first as an EDS update is, but with

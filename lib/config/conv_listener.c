@@ -840,7 +840,7 @@ static void tls_inspector(struct conv *c, struct pb tc, struct arn_cfg_listener 
  * no listener-level dynamic metadata reaches a consumer in Arion (no
  * access log %DYNAMIC_METADATA%, no RBAC metadata matcher on it);
  * pass_through_tlvs are refused: they feed only the upstream PROXY
- * transport socket, which Arion does not have.
+ * transport socket's pass_through_tlvs, and Arion writes no TLV upstream.
  */
 static void proxy_protocol(struct conv *c, struct pb tc, struct arn_cfg_listener *out)
 {
@@ -858,8 +858,8 @@ static void proxy_protocol(struct conv *c, struct pb tc, struct arn_cfg_listener
 	if (pb_has(pp, "pass_through_tlvs"))
 		conv_err(c, "pass_through_tlvs",
 			 "not supported by Arion: passed TLVs feed only "
-			 "envoy.transport_sockets.upstream_proxy_protocol, which Arion does not "
-			 "have (remove pass_through_tlvs)");
+			 "envoy.transport_sockets.upstream_proxy_protocol's pass_through_tlvs, "
+			 "and Arion writes no TLV upstream (remove pass_through_tlvs)");
 	out->pp_allow_without = pb_bool(pp, "allow_requests_without_proxy_protocol");
 	size_t nd = pb_len(pp, "disallowed_versions");
 	for (size_t i = 0; i < nd; i++) {

@@ -105,17 +105,6 @@ struct arn_cfg_tls *conv_tls(struct conv *c, struct pb ts, bool downstream)
 		conv_pop(c, m0);
 		return NULL; /* plain text, said explicitly */
 	}
-	if (!downstream &&
-	    arn_sv_eq(tn, "envoy.extensions.transport_sockets.proxy_protocol.v3."
-			  "ProxyProtocolUpstreamTransport")) {
-		/* Envoy Gateway's BackendTrafficPolicy proxyProtocol */
-		conv_err(c, "",
-			 "envoy.transport_sockets.upstream_proxy_protocol is not supported by "
-			 "Arion: it writes no PROXY header upstream (Envoy would also key each "
-			 "HTTP connection pool by the downstream's addresses); remove it");
-		conv_pop(c, m0);
-		return NULL;
-	}
 	if (!arn_sv_eq(tn, want)) {
 		conv_err(c, "", "transport socket type '%.*s' is not supported (only %s)",
 			 (int)tn.size, tn.data, want);

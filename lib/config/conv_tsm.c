@@ -106,10 +106,13 @@ void conv_tsm_endpoint(struct conv *c, const upb_Map *filter_metadata, struct ar
 /* (after the cluster's transport_socket and HTTP protocol options) */
 void conv_tsm_cluster(struct conv *c, struct pb cl, struct arn_cfg_cluster *out)
 {
-	out->ts_default = (struct arn_cfg_ts_match){
-	    .cluster = out, .name = "default", .is_default = true, .tls = out->upstream_tls};
+	out->ts_default = (struct arn_cfg_ts_match){.cluster = out,
+						    .name = "default",
+						    .is_default = true,
+						    .tls = out->upstream_tls,
+						    .pp_version = out->upstream_pp};
 	size_t n = pb_len(cl, "transport_socket_matches");
-	out->plain_h1 = !out->http.upstream && !out->upstream_tls && !n;
+	out->plain_h1 = !out->http.upstream && !out->upstream_tls && !out->upstream_pp && !n;
 	if (!n)
 		return;
 	if (n > ARN_CFG_TSM_MAX) {
@@ -147,7 +150,7 @@ void conv_tsm_cluster(struct conv *c, struct pb cl, struct arn_cfg_cluster *out)
 		if (!ts.m)
 			conv_err(c, "transport_socket", "missing");
 		else
-			o->tls = conv_tls(c, ts, false);
+			o->tls = conv_upstream_ts(c, ts, &o->pp_version);
 		conv_pop(c, m);
 	}
 }

@@ -16,6 +16,7 @@
 #include "http_hc.h"
 #include "http_int.h"
 #include "http_od.h"
+#include "http_upp.h"
 
 /* ---- pure logic ------------------------------------------------------------------- */
 
@@ -403,6 +404,7 @@ struct hc_tab;
 struct hc_target {
 	bool running; /* a check is in flight: the timer is its timeout */
 	bool tls_on;  /* the check's connection speaks TLS (tls is initialised) */
+	uint8_t pp;   /* its PROXY header's version (upstream_proxy_protocol), 0: none */
 	bool eof;     /* the check's peer sent its FIN */
 	/* reuse_connection: the response's body is being consumed (its
 	 * verdict, pend, waits for its end), and the connection must not
@@ -646,6 +648,7 @@ static void t_start(struct hc_target *t)
 	 * is refused by the conversion) */
 	const struct arn_cfg_ts_match *m =
 	    http_rt_host_tsm(t->cl, t->host->crt, NULL, t->host, t->host->addr, t->host->port);
+	t->pp = m ? m->pp_version : t->cl->upstream_pp;
 	if (m ? m->tls != NULL : t->cl->upstream_tls != NULL) {
 		tctx = m ? http_rt_tsm_tls(m, t->host->crt)
 			 : http_rt_upstream_tls(t->cl, t->host->crt);
@@ -736,6 +739,12 @@ static void hc_connected(struct arn_tcp_conn *c, int status)
 	if (!t)
 		return;
 	if (status != 0) {
+		t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
+		return;
+	}
+	/* a check has no downstream: the PROXY header Envoy's socket writes
+	 * then (v2 LOCAL; v1 the connection's own addresses), first */
+	if (t->pp && !http_upp_send(c, t->pp, NULL)) {
 		t_conclude(t, HTTP_HC_FAIL_NETWORK, false);
 		return;
 	}

@@ -70,6 +70,7 @@
 #include "http_stream.h"
 #include "http_tcpp.h"
 #include "http_tls.h"
+#include "http_upp.h"
 #include "http_worker.h"
 
 /* Where a session is. */
@@ -106,6 +107,7 @@ struct http_tcpp {
 	bool rbac_denied;	/* it denied the connection (rbac_policy: the policy) */
 	bool up_connected;	/* the current upstream connection is established */
 	bool up_counted;	/* counted in the cluster's cx_active */
+	uint8_t up_pp;		/* its PROXY header's version (upstream_proxy_protocol); 0: none */
 	struct http_host *up_host; /* counted in its cx_active too (referenced), or NULL */
 	bool connect_timed_out; /* the current attempt ran out of connect_timeout */
 	bool dn_eof, up_eof;	/* FIN received from that side */
@@ -819,10 +821,12 @@ static void attempt(struct http_tcpp *s)
 	}
 	s->up_addr = out.ep->addr;
 	s->up_port = out.ep->port;
+	s->up_pp = s->cluster->upstream_pp;
 	if (s->cluster->n_ts_matches) {
 		/* transport_socket_matches: the picked endpoint's entry (this
 		 * generation's endpoint, so resolved here, once per connection) */
 		const struct arn_cfg_ts_match *m = arn_cfg_tsm_resolve(s->cluster, out.ep);
+		s->up_pp = m->pp_version;
 		tctx = m->tls ? http_rt_tsm_tls(m, s->crt) : NULL;
 		if (m->tls && !tctx) {
 			TP_INC(s, upstream_tls_handshake_failed);
@@ -919,6 +923,14 @@ static void up_connected(struct arn_tcp_conn *c, int status)
 	struct http_tcpp *s = arn_tcp_user(c);
 	if (!s || status != 0)
 		return; /* on_close follows with the reason */
+	/* the PROXY header first, before TLS's ClientHello or a relayed byte:
+	 * the client's addresses (a listener PROXY header's, when it had
+	 * one), as Envoy's tcp_proxy sets ProxyProtocolFilterState */
+	struct arn_pp_addrs a = {s->raddr, s->laddr, s->rport, s->lport};
+	if (s->up_pp && !http_upp_send(c, s->up_pp, &a)) {
+		arn_tcp_abort(c); /* on_close follows */
+		return;
+	}
 	s->up_connected = true;
 	/* TLS origination: connect_timeout covers the handshake too, as
 	 * Envoy's (Connected comes once it is done) */

@@ -202,9 +202,8 @@ static void up_idle_timeout(struct http_timer *t);
 static void up_close(struct http_upconn *u, bool abort);
 
 static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
-				   const struct arn_cfg_cluster *c,
-				   const struct arn_cfg_endpoints *eps, bool h2, int *err);
-static bool up_tls_current(struct http_upconn *u, const struct arn_cfg_cluster *c);
+				   const struct http_stream *st, bool h2, int *err);
+static bool up_current(struct http_upconn *u, const struct http_stream *st);
 
 static uint32_t max_requests_per_cx(const struct arn_cfg_cluster *c)
 {
@@ -318,11 +317,12 @@ static void pending_remove(struct http_stream *st)
 static __attribute__((noinline)) void up_give_waiting(struct http_upconn *u,
 						      struct http_stream *st)
 {
-	if (!up_tls_current(u, st->cluster)) {
+	if (!up_current(u, st)) {
 		/* made under another TLS than the waiting stream's cluster asks
-		 * for now (it turned to TLS, or its context changed): never
-		 * given to it, as up_acquire gives it no such idle one. It
-		 * closes; its end opens the stream's own (pool_kick). */
+		 * for now (it turned to TLS, or its context changed), or with
+		 * another downstream's PROXY header: never given to it, as
+		 * up_acquire gives it no such idle one. It closes; its end
+		 * opens the stream's own (pool_kick). */
 		up_close(u, false);
 		return;
 	}
@@ -393,12 +393,12 @@ static void up_close(struct http_upconn *u, bool abort)
 
 /* ---- HTTP/2 connections ------------------------------------------------------------- */
 
-/* An HTTP/2 connection of the pool with room for one more stream of
- * cluster @p c. */
-static struct http_upconn *h2_find(struct http_pool *p, const struct arn_cfg_cluster *c)
+/* An HTTP/2 connection of the pool with room for one more stream for
+ * @p st. */
+static struct http_upconn *h2_find(struct http_pool *p, const struct http_stream *st)
 {
 	for (struct http_upconn *u = p->h2; u; u = u->next)
-		if (http_uph2_room(u) && up_tls_current(u, c))
+		if (http_uph2_room(u) && up_current(u, st))
 			return u;
 	return NULL;
 }
@@ -433,11 +433,11 @@ static int h2_bind_on(struct http_upconn *u, struct http_stream *st)
 static int h2_take(struct http_worker *w, struct http_pool *p, struct http_stream *st,
 		   uint32_t laddr)
 {
-	struct http_upconn *u = h2_find(p, st->cluster);
+	struct http_upconn *u = h2_find(p, st);
 	if (u)
 		return h2_bind_on(u, st);
 	int err = 0;
-	u = up_open(w, p, laddr, st->cluster, st->endpoints, true, &err);
+	u = up_open(w, p, laddr, st, true, &err);
 	if (!u)
 		return err ? err : -ENOBUFS;
 	return h2_bind_on(u, st);
@@ -454,7 +454,7 @@ static void up_h2_slot(struct http_upconn *u)
 	/* streams waiting for a place take it (their own TLS permitting) */
 	while (!p->draining && http_uph2_room(u)) {
 		struct http_stream *st = pending_first(p, true);
-		if (!st || !up_tls_current(u, st->cluster))
+		if (!st || !up_current(u, st))
 			break;
 		pending_remove(st);
 		POOL_GAUGE(w, p, upstream_rq_pending_active, -1);
@@ -503,8 +503,7 @@ static void pool_kick(struct http_worker *w, struct http_pool *p)
 				st->up_ops->on_ready(st);
 			continue;
 		}
-		struct http_upconn *u =
-		    up_open(w, p, st->hc->sladdr, st->cluster, st->endpoints, false, &err);
+		struct http_upconn *u = up_open(w, p, st->hc->sladdr, st, false, &err);
 		if (!u) {
 			st->up_ops->on_failed(st, err, false, false, NULL);
 			continue;
@@ -581,30 +580,62 @@ static void up_tls_start(struct http_upconn *u, struct arn_tcp_conn *tc, struct 
 /*
  * The TLS pool @p p's connections take for cluster @p c (of a stream on
  * endpoints @p eps, or NULL): *@p want whether any, and its context (NULL
- * with *@p want: it could not be built). The cluster's upstream_tls, or,
- * with transport_socket_matches, the entry its host resolves to.
+ * with *@p want: it could not be built); *@p pp the PROXY header's
+ * version (0: none). The cluster's upstream_tls, or, with
+ * transport_socket_matches, the entry its host resolves to.
  */
 static struct arn_tls_ctx *up_tls_ctx(const struct arn_cfg_cluster *c, const struct http_pool *p,
-				      const struct arn_cfg_endpoints *eps, bool *want)
+				      const struct arn_cfg_endpoints *eps, bool *want, uint8_t *pp)
 {
 	const struct arn_cfg_ts_match *m =
 	    http_rt_host_tsm(c, p->crt, eps, p->host, p->addr, p->port);
 	if (!m) {
 		*want = c && c->upstream_tls;
+		*pp = c ? c->upstream_pp : 0;
 		return *want ? http_rt_upstream_tls(c, p->crt) : NULL;
 	}
 	*want = m->tls != NULL;
+	*pp = m->pp_version;
 	return *want ? http_rt_tsm_tls(m, p->crt) : NULL;
 }
 
-static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
-				   const struct arn_cfg_cluster *c,
-				   const struct arn_cfg_endpoints *eps, bool h2, int *err)
+/* The downstream addresses a PROXY header for @p st says (Envoy's
+ * ProxyProtocolFilterState: the connection's remote and local address,
+ * a listener PROXY header's when it had one). @return false when it has
+ * none (a sub-request of no connection): a LOCAL header. */
+static bool up_pp_addrs(const struct http_stream *st, struct arn_pp_addrs *a)
 {
+	const struct http_conn *hc = st->hc;
+	if (!hc || !hc->raddr)
+		return false;
+	*a = (struct arn_pp_addrs){hc->raddr, hc->laddr, hc->rport, hc->lport};
+	return true;
+}
+
+/* Did connection @p u's PROXY header (version @p pp wanted) say @p st's
+ * downstream? */
+static bool up_pp_is(const struct http_upconn *u, uint8_t pp, const struct http_stream *st)
+{
+	if (u->pp_version != pp)
+		return false;
+	if (!pp)
+		return true;
+	struct arn_pp_addrs a;
+	if (!up_pp_addrs(st, &a))
+		return u->pp_local;
+	return !u->pp_local && u->pp.src == a.src && u->pp.sport == a.sport && u->pp.dst == a.dst &&
+	       u->pp.dport == a.dport;
+}
+
+static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
+				   const struct http_stream *st, bool h2, int *err)
+{
+	const struct arn_cfg_cluster *c = st->cluster;
 	/* a cluster whose TLS context could not be built (logged, naming the
 	 * cluster and the Secret) has no connection to open */
 	bool want;
-	struct arn_tls_ctx *tctx = up_tls_ctx(c, p, eps, &want);
+	uint8_t pp;
+	struct arn_tls_ctx *tctx = up_tls_ctx(c, p, st->endpoints, &want, &pp);
 	if (want && !tctx) {
 		POOL_INC(w, p, upstream_cx_connect_fail);
 		HOST_ADD(w, p, cx_connect_fail, 1);
@@ -619,6 +650,11 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	u->pool = p;
 	u->state = HTTP_UP_CONNECTING;
 	u->want_tls = want;
+	if (pp) {
+		/* written on connect (up_connected), before any other byte */
+		u->pp_version = pp;
+		u->pp_local = !up_pp_addrs(st, &u->pp);
+	}
 	if (h2 && http_uph2_start(u, c, &uph2_pool_ops) != 0) {
 		u->next = w->up_free;
 		w->up_free = u;
@@ -669,18 +705,39 @@ static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, u
 	return u;
 }
 
-/* Was idle connection @p u made under the TLS the stream's cluster @p c
- * asks for now? A pool outlives cluster updates that keep its endpoint: a
- * cluster that turned to TLS must not reuse its plain connections, and
- * one whose context changed (another CA, SAN matchers, client
- * certificate) not those validated under the old one. */
-static bool up_tls_current(struct http_upconn *u, const struct arn_cfg_cluster *c)
+/* Was idle connection @p u made under the TLS stream @p st's cluster
+ * asks for now, and with its PROXY header? A pool outlives cluster
+ * updates that keep its endpoint: a cluster that turned to TLS must not
+ * reuse its plain connections, and one whose context changed (another
+ * CA, SAN matchers, client certificate) not those validated under the old
+ * one. A connection that sent a PROXY header serves only requests of the
+ * downstream it named (Envoy keys its pools by it: the upstream took
+ * every byte on it to come from that client). */
+static bool up_current(struct http_upconn *u, const struct http_stream *st)
 {
 	bool want;
-	struct arn_tls_ctx *ctx = up_tls_ctx(c, u->pool, NULL, &want);
-	if (want != u->tls.on)
+	uint8_t pp;
+	struct arn_tls_ctx *ctx = up_tls_ctx(st->cluster, u->pool, NULL, &want, &pp);
+	if (want != u->tls.on || !up_pp_is(u, pp, st))
 		return false;
 	return !want || u->tls.tls.ctx == ctx;
+}
+
+/* The first idle connection of @p p a PROXY header does not keep from
+ * @p st (another downstream's header): NULL when all are. */
+static struct http_upconn *up_idle_for(struct http_pool *p, const struct http_stream *st)
+{
+	struct arn_pp_addrs a;
+	bool local = !up_pp_addrs(st, &a);
+	for (struct http_upconn *u = p->idle; u; u = u->next) {
+		if (!u->pp_version)
+			return u;
+		if (local ? u->pp_local
+			  : !u->pp_local && u->pp.src == a.src && u->pp.sport == a.sport &&
+				u->pp.dst == a.dst && u->pp.dport == a.dport)
+			return u;
+	}
+	return NULL;
 }
 
 /*
@@ -723,13 +780,16 @@ int http_up_acquire(struct http_worker *w, struct http_pool *p, struct http_stre
 	st->pool = p;
 	st->up_ops = ops;
 	/* The usual checkout, a keep-alive HTTP/1.1 connection without TLS
-	 * that heard nothing while idle, taken here: its path sets up no
+	 * (nor a PROXY header: a cluster that dropped its
+	 * upstream_proxy_protocol keeps its pools, and another client's
+	 * request must not go where the upstream took every byte to be one
+	 * downstream's) that heard nothing while idle, taken here: its path sets up no
 	 * frame for up_acquire's (bench_hcm: 18 instructions a request). Any
 	 * other case goes there from the start. */
 	const struct arn_cfg_cluster *c = st->cluster;
 	struct http_upconn *u = p->idle;
 	if (u && !(st->state & HTTP_S_FRESH_UP) && (!c || c->plain_h1) && !u->tls.on &&
-	    up_quiet(u)) {
+	    !u->pp_version && up_quiet(u)) {
 		idle_unlink(u);
 		/* its idle timer stays armed, as up_acquire's reuse leaves it */
 		bind_(u, st);
@@ -749,14 +809,25 @@ static int up_acquire(struct http_worker *w, struct http_pool *p, struct http_st
 	if (h2 || proto == 3) {
 		/* (auto_config: a connection whose ALPN chose h2 may have room) */
 		/* a place on an HTTP/2 connection that has one */
-		struct http_upconn *u = h2_find(p, st->cluster);
+		struct http_upconn *u = h2_find(p, st);
 		if (u)
 			return h2_bind_on(u, st);
 	}
 	/* keep-alive reuse: the most recently used idle connection first
 	 * (not for a replay after a reused connection closed under it) */
+	bool evict = false;
 	while (!h2 && p->idle && !(st->state & HTTP_S_FRESH_UP)) {
 		struct http_upconn *u = p->idle;
+		if (u->pp_version) {
+			/* one that carried this downstream's PROXY header (or
+			 * none: it closes below, not current) */
+			u = up_idle_for(p, st);
+			if (!u) {
+				POOL_INC(w, p, upstream_cx_pp_key_miss);
+				evict = true;
+				break;
+			}
+		}
 		idle_unlink(u);
 		/* its idle timer stays armed: it does nothing to a busy
 		 * connection, and the next idle time takes it over */
@@ -766,7 +837,7 @@ static int up_acquire(struct http_worker *w, struct http_pool *p, struct http_st
 			up_close(u, true);
 			continue;
 		}
-		if (!up_tls_current(u, st->cluster)) {
+		if (!up_current(u, st)) {
 			up_close(u, false);
 			continue;
 		}
@@ -782,6 +853,19 @@ static int up_acquire(struct http_worker *w, struct http_pool *p, struct http_st
 	if (p->crt && th && p->n_conns &&
 	    (__atomic_load_n(&p->crt->cx_active, __ATOMIC_RELAXED) >= (int32_t)th->max_connections ||
 	     host_full(p, st->cluster))) {
+		if (evict) {
+			/* at the limit, with idle connections that only other
+			 * downstreams may reuse: the least recently used goes
+			 * and ours takes its place (its count leaves when lib/tcp
+			 * closes it), so that they never hold the limit against
+			 * new clients for their idle_timeout */
+			struct http_upconn *v = p->idle;
+			while (v->next)
+				v = v->next;
+			POOL_INC(w, p, upstream_cx_pp_evict);
+			up_close(v, false);
+			goto open;
+		}
 		POOL_INC(w, p, upstream_cx_overflow);
 		if (__atomic_load_n(&p->crt->rq_pending, __ATOMIC_RELAXED) >=
 		    (int32_t)th->max_pending_requests) {
@@ -801,10 +885,11 @@ static int up_acquire(struct http_worker *w, struct http_pool *p, struct http_st
 		POOL_GAUGE(w, p, upstream_rq_pending_active, 1);
 		return 0;
 	}
+open:
 	if (h2)
 		return h2_take(w, p, st, laddr);
 	int err = 0;
-	struct http_upconn *u = up_open(w, p, laddr, st->cluster, st->endpoints, false, &err);
+	struct http_upconn *u = up_open(w, p, laddr, st, false, &err);
 	if (!u)
 		return err ? err : -ENOBUFS;
 	bind(u, st);
@@ -1099,6 +1184,11 @@ static void up_connected(struct arn_tcp_conn *c, int status)
 	if (sc)
 		arn_stats_hist_record(sc, w->slot, ARN_CL_upstream_cx_connect_ms,
 				      (http_tsc(w) - u->open_tsc) / w->tsc_per_us);
+	/* the PROXY header before any other byte (TLS's ClientHello) */
+	if (u->pp_version && !http_upp_send(c, u->pp_version, u->pp_local ? NULL : &u->pp)) {
+		arn_tcp_abort(c); /* on_close reports it */
+		return;
+	}
 	if (u->tls.on)
 		up_tls_step(u); /* the ClientHello goes out */
 	else

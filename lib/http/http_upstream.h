@@ -22,6 +22,7 @@
 #include "http_codec_h1.h"
 #include "http_stream.h"
 #include "http_tls.h"
+#include "http_upp.h"
 
 /*
  * What an upstream connection tells the stream it serves, or that waits in
@@ -84,6 +85,13 @@ struct http_upconn {
 	struct http_uph2 *h2;
 	struct http_uph2s *xs;
 	struct http_peer h2peer;
+	/* envoy.transport_sockets.upstream_proxy_protocol: the header's
+	 * version (0: none) and the downstream addresses it said (pp_local:
+	 * none, a LOCAL header); only requests from that downstream reuse
+	 * it, as Envoy's pool key */
+	uint8_t pp_version;
+	bool pp_local;
+	struct arn_pp_addrs pp;
 };
 
 /* The upstream connection's peer, as a stream's codec calls see it. */

@@ -579,14 +579,49 @@ static void test_utc_sni_refuses_controls(void **state)
 		 "sockets.raw_buffer.v3.RawBuffer\"}}}");
 	assert_null(cluster("c")->upstream_tls);
 	/* the upstream PROXY protocol socket (BackendTrafficPolicy
-	 * proxyProtocol): refused with the reason */
+	 * proxyProtocol) around raw_buffer: plain text after a v2 header.
+	 * Fails before: "upstream_proxy_protocol is not supported by Arion" */
+#define UPP_CL(cfg, inner)                                                                         \
+	"{\"name\":\"c\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","                          \
+	"\"transport_socket\":{\"name\":\"envoy.transport_sockets.upstream_proxy_protocol\","      \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.transport_"            \
+	"sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport\"" cfg inner "}}}"
+#define UPP_RAW                                                                                    \
+	",\"transport_socket\":{\"name\":\"envoy.transport_sockets.raw_buffer\",\"typed_config\":" \
+	"{"                                                                                        \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3."        \
+	"RawBuffer\"}}"
+	tc_ok(C, UPP_CL(",\"config\":{\"version\":\"V2\"}", UPP_RAW));
+	assert_null(cluster("c")->upstream_tls);
+	assert_int_equal(cluster("c")->upstream_pp, 2);
+	assert_int_equal(cluster("c")->ts_default.pp_version, 2);
+	assert_false(cluster("c")->plain_h1); /* the pools' key check runs */
+	/* V1 is the default; allow_unspecified_address and tlv_as_pool_key
+	 * change nothing Arion sends (IPv4 downstreams, no TLVs) */
+	tc_ok(C, UPP_CL(",\"allow_unspecified_address\":true,\"tlv_as_pool_key\":true", UPP_RAW));
+	assert_int_equal(cluster("c")->upstream_pp, 1);
+	/* around TLS: the header, then the ClientHello */
+	tc_ok(C, UPP_CL(",\"config\":{\"version\":\"V1\"}",
+			",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{" UTC_AT
+			",\"sni\":\"up.test\"}}"));
+	assert_string_equal(cluster("c")->upstream_tls->sni, "up.test");
+	assert_int_equal(cluster("c")->upstream_pp, 1);
+	/* no cluster without it has a header */
+	tc_ok(C, "{\"name\":\"c\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\"}");
+	assert_int_equal(cluster("c")->upstream_pp, 0);
+	assert_true(cluster("c")->plain_h1);
+	/* refused, naming the field */
+	tc_refused(C, UPP_CL(",\"config\":{\"version\":\"V2\"}", ""),
+		   "typed_config.transport_socket: missing");
 	tc_refused(C,
-		   "{\"name\":\"c\",\"type\":\"STATIC\",\"connect_timeout\":\"1s\","
-		   "\"transport_socket\":{\"name\":\"envoy.transport_sockets.upstream_proxy_protocol\","
-		   "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.transport_"
-		   "sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport\",\"config\":{\"version\":"
-		   "\"V2\"},\"transport_socket\":{\"name\":\"envoy.transport_sockets.raw_buffer\"}}}}",
-		   "envoy.transport_sockets.upstream_proxy_protocol is not supported by Arion");
+		   UPP_CL("", ",\"transport_socket\":{\"name\":\"x\",\"typed_config\":{\"@type\":"
+			      "\"type.googleapis.com/envoy.extensions.transport_sockets.proxy_"
+			      "protocol.v3.ProxyProtocolUpstreamTransport\"}}"),
+		   "upstream_proxy_protocol inside upstream_proxy_protocol");
+	tc_refused(C, UPP_CL(",\"config\":{\"version\":7}", UPP_RAW),
+		   "config.version: 7 is not a PROXY protocol version");
+#undef UPP_CL
+#undef UPP_RAW
 }
 
 /* SAN matchers without a trusted CA (an inline validation_context, which

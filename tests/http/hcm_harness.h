@@ -825,7 +825,14 @@ static inline void hh_check_http(const struct peer *p)
 		return;
 	struct h1t_opts o = {.kind = p->upstream ? ARN_H1_REQUEST : ARN_H1_RESPONSE,
 			     .alloc = H1T_MALLOC};
-	char *t = h1t_run(p->log, p->log_len, NULL, 0, &o);
+	/* an upstream_proxy_protocol cluster's PROXY header comes first */
+	size_t skip = 0;
+	struct arn_pp pp;
+	arn_pp_init(&pp);
+	ssize_t ph = p->upstream ? arn_pp_parse(&pp, p->log, p->log_len) : -1;
+	if (ph > 0)
+		skip = (size_t)ph;
+	char *t = h1t_run(p->log + skip, p->log_len - skip, NULL, 0, &o);
 	/* the end of the input ends a message cut short: that one is fine */
 	size_t tl = t ? strlen(t) : 0;
 	if (tl >= 14 && strcmp(t + tl - 14, "ERR TRUNCATED\n") == 0)

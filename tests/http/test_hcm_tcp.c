@@ -7305,6 +7305,103 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* ---- envoy.transport_sockets.upstream_proxy_protocol ----------------------------------------- */
+
+/* Cluster "dyn" (198.18.0.201) whose transport socket writes a v2 PROXY
+ * header, at most 2 connections (circuit breakers). */
+#define UPP_CLUSTER                                                                                \
+	"\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":2}]},"                         \
+	"\"transport_socket\":{\"name\":\"envoy.transport_sockets.upstream_proxy_protocol\","      \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets."    \
+	"proxy_protocol.v3.ProxyProtocolUpstreamTransport\",\"config\":{\"version\":\"V2\"},"      \
+	"\"transport_socket\":{\"name\":\"envoy.transport_sockets.raw_buffer\",\"typed_config\":{" \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3."        \
+	"RawBuffer\"}}}},"
+
+/* Upstream @p u's first bytes are a v2 PROXY header naming client @p c
+ * (its address and port) to the listener at 198.18.0.1:82, then
+ * @p req. */
+static void upp_check(const struct peer *u, const struct peer *c, const char *req)
+{
+	assert_non_null(u);
+	struct arn_pp pp;
+	arn_pp_init(&pp);
+	ssize_t n = arn_pp_parse(&pp, u->log, u->log_len);
+	assert_int_equal(n, 28);
+	const struct arn_pp_result *r = arn_pp_result(&pp);
+	assert_int_equal(r->version, 2);
+	assert_false(r->local);
+	assert_int_equal(r->src4, c->addr);
+	assert_int_equal(r->src_port, c->port);
+	assert_int_equal(r->dst4, US);
+	assert_int_equal(r->dst_port, 82);
+	assert_true(u->log_len > 28 + strlen(req));
+	assert_memory_equal(u->log + 28, req, strlen(req));
+}
+
+/*
+ * An upstream connection that carried a PROXY header serves only its
+ * downstream's requests, as Envoy keys its pools by the header's
+ * addresses: one client's two requests go on one connection, another
+ * client's open their own (upstream_cx_pp_key_miss), and at
+ * max_connections the least recently used idle connection of another
+ * client closes for the new one (upstream_cx_pp_evict) rather than the
+ * request waiting for an idle_timeout. Fails before: the cluster is
+ * refused ("upstream_proxy_protocol is not supported by Arion").
+ */
+static void test_upstream_proxy_protocol_keyed_by_downstream(void **state)
+{
+	(void)state;
+	dyn_run("{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\"}}", UPP_CLUSTER,
+		HH_EP(201));
+	/* (the cluster's counters live across the runs of this process) */
+	uint64_t cx0 = dyn_stat(ARN_CL_upstream_cx_total),
+		 miss0 = dyn_stat(ARN_CL_upstream_cx_pp_key_miss),
+		 ev0 = dyn_stat(ARN_CL_upstream_cx_pp_evict),
+		 ov0 = dyn_stat(ARN_CL_upstream_cx_overflow);
+	hh_open(1, 82);
+	hh_open(2, 82);
+	hh_settle();
+	struct peer *c0 = hh_client(0), *c1 = hh_client(1), *c2 = hh_client(2);
+	send_str(c0, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u0 = hh_upstream(0);
+	upp_check(u0, c0, "GET /a HTTP/1.1\r\n");
+	send_str(u0, OK5);
+	assert_true(got(c0, "HTTP/1.1 200 OK\r\n"));
+	/* the same client: the same connection, no second header */
+	send_str(c0, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_null(hh_upstream(1));
+	assert_true(got(u0, "GET /b HTTP/1.1\r\n"));
+	send_str(u0, OK5);
+	assert_int_equal(count(c0, "HTTP/1.1 200 OK\r\n"), 2);
+	/* another client: not u0 (idle, but another's), its own */
+	send_str(c1, "GET /c HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u1 = hh_upstream(1);
+	upp_check(u1, c1, "GET /c HTTP/1.1\r\n");
+	assert_false(got(u0, "GET /c"));
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_pp_key_miss) - miss0, 1);
+	send_str(u1, OK5);
+	assert_true(got(c1, "HTTP/1.1 200 OK\r\n"));
+	/* a third at max_connections (2): u0, idle longest, gives way */
+	send_str(c2, "GET /d HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u2 = hh_upstream(2);
+	upp_check(u2, c2, "GET /d HTTP/1.1\r\n");
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_pp_key_miss) - miss0, 2);
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_pp_evict) - ev0, 1);
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_overflow) - ov0, 0);
+	assert_true(u0->fin_in || u0->dead);
+	send_str(u2, OK5);
+	assert_true(got(c2, "HTTP/1.1 200 OK\r\n"));
+	/* the second client's next request: its own connection still */
+	send_str(c1, "GET /e HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_null(hh_upstream(3));
+	assert_true(got(u1, "GET /e HTTP/1.1\r\n"));
+	send_str(u1, OK5);
+	assert_int_equal(count(c1, "HTTP/1.1 200 OK\r\n"), 2);
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_total) - cx0, 3);
+	hh_end();
+}
+
 #define T(f) cmocka_unit_test_teardown(f, teardown)
 
 /* ---- request mirroring (RouteAction.request_mirror_policies) ----------------------------- */
@@ -8876,6 +8973,7 @@ int main(void)
 	    T(test_proxy_protocol_v2_longest_header_pins_nothing),
 	    T(test_proxy_protocol_refusals_counted),
 	    T(test_proxy_protocol_allowed_without_and_disallowed),
+	    T(test_upstream_proxy_protocol_keyed_by_downstream),
 	};
 	/* TEST_FILTER=glob[,glob...]: only these tests, in this file's order
 	 * (a test alone, or after the one it is suspected to depend on) */
