@@ -612,6 +612,16 @@ static bool up_pp_addrs(const struct http_stream *st, struct arn_pp_addrs *a)
 	return true;
 }
 
+/* Did the PROXY header of connection @p u (one was sent) say @p a (NULL:
+ * LOCAL)? */
+static bool up_pp_names(const struct http_upconn *u, const struct arn_pp_addrs *a)
+{
+	if (!a)
+		return u->pp_local;
+	return !u->pp_local && u->pp.src == a->src && u->pp.sport == a->sport &&
+	       u->pp.dst == a->dst && u->pp.dport == a->dport;
+}
+
 /* Did connection @p u's PROXY header (version @p pp wanted) say @p st's
  * downstream? */
 static bool up_pp_is(const struct http_upconn *u, uint8_t pp, const struct http_stream *st)
@@ -621,10 +631,7 @@ static bool up_pp_is(const struct http_upconn *u, uint8_t pp, const struct http_
 	if (!pp)
 		return true;
 	struct arn_pp_addrs a;
-	if (!up_pp_addrs(st, &a))
-		return u->pp_local;
-	return !u->pp_local && u->pp.src == a.src && u->pp.sport == a.sport && u->pp.dst == a.dst &&
-	       u->pp.dport == a.dport;
+	return up_pp_names(u, up_pp_addrs(st, &a) ? &a : NULL);
 }
 
 static struct http_upconn *up_open(struct http_worker *w, struct http_pool *p, uint32_t laddr,
@@ -728,15 +735,10 @@ static bool up_current(struct http_upconn *u, const struct http_stream *st)
 static struct http_upconn *up_idle_for(struct http_pool *p, const struct http_stream *st)
 {
 	struct arn_pp_addrs a;
-	bool local = !up_pp_addrs(st, &a);
-	for (struct http_upconn *u = p->idle; u; u = u->next) {
-		if (!u->pp_version)
+	const struct arn_pp_addrs *pa = up_pp_addrs(st, &a) ? &a : NULL;
+	for (struct http_upconn *u = p->idle; u; u = u->next)
+		if (!u->pp_version || up_pp_names(u, pa))
 			return u;
-		if (local ? u->pp_local
-			  : !u->pp_local && u->pp.src == a.src && u->pp.sport == a.sport &&
-				u->pp.dst == a.dst && u->pp.dport == a.dport)
-			return u;
-	}
 	return NULL;
 }
 
