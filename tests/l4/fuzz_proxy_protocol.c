@@ -6,7 +6,10 @@
  *     same status, bytes taken, error reason and result);
  *   - a header never takes more than it was given; v1's is at most 107
  *     bytes and ends in CRLF; v2's is 16 + its length field;
- *   - an error refuses all further input.
+ *   - an error refuses all further input;
+ *   - what the writer (arn_pp_write) makes of an IPv4 result, v1 and v2,
+ *     parses back whole to the same addresses and ports (a LOCAL / UNKNOWN
+ *     one to LOCAL).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -71,6 +74,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (x->version != 1 && x->version != 2)
 			abort();
+		if (x->local || x->family == 4) {
+			struct arn_pp_addrs ad = {x->src4, x->dst4, x->src_port, x->dst_port};
+			for (unsigned v = 1; v <= 2; v++) {
+				uint8_t w[ARN_PP_WRITE_MAX];
+				size_t wn = arn_pp_write(w, v, x->local ? NULL : &ad);
+				struct arn_pp q;
+				arn_pp_init(&q);
+				if (!wn || arn_pp_parse(&q, w, wn) != (ssize_t)wn)
+					abort();
+				const struct arn_pp_result *r = arn_pp_result(&q);
+				if (r->local != x->local ||
+				    (!x->local && (r->src4 != x->src4 || r->dst4 != x->dst4 ||
+						   r->src_port != x->src_port ||
+						   r->dst_port != x->dst_port)))
+					abort();
+			}
+		}
 	}
 	if (ra == ARN_PP_ERROR) {
 		if (arn_pp_error(&a) != arn_pp_error(&b) || arn_pp_error(&a) != arn_pp_error(&c) ||
