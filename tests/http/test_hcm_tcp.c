@@ -7402,6 +7402,68 @@ static void test_upstream_proxy_protocol_keyed_by_downstream(void **state)
 	hh_end();
 }
 
+/* clang-format off */
+/* Listener "dyn" (port 82): tcp_proxy to cluster "dyn", and that cluster
+ * (198.18.0.201) with a v1 PROXY header. */
+#define UPP_TP_LISTENER                                                                            \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"tp\",\"typed_config\":{" \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy\"," \
+	"\"stat_prefix\":\"tp\",\"cluster\":\"dyn\"}}]}]}"
+#define UPP_V1_CLUSTER                                                                             \
+	"{\"name\":\"dyn\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\","                      \
+	"\"transport_socket\":{\"name\":\"envoy.transport_sockets.upstream_proxy_protocol\","      \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets."    \
+	"proxy_protocol.v3.ProxyProtocolUpstreamTransport\",\"config\":{\"version\":\"V1\"},"      \
+	"\"transport_socket\":{\"name\":\"envoy.transport_sockets.raw_buffer\",\"typed_config\":{" \
+	"\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3."        \
+	"RawBuffer\"}}}},"                                                                         \
+	"\"load_assignment\":{\"cluster_name\":\"dyn\",\"endpoints\":[{\"lb_endpoints\":["         \
+	HH_EP(201) "]}]}}"
+/* clang-format on */
+
+/*
+ * tcp_proxy to an upstream_proxy_protocol cluster: the v1 header, with the
+ * client's address and port and the listener's, is the upstream's first
+ * bytes, before what the client sent while the upstream was still
+ * connecting. Fails before: the cluster is refused.
+ */
+static void test_upstream_proxy_protocol_tcp_proxy_v1(void **state)
+{
+	(void)state;
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, UPP_V1_CLUSTER);
+	hh_apply(ARN_TYPE_URL_LISTENER, UPP_TP_LISTENER);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_syn(2); /* the upstream answers late */
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	c->sent_head = true; /* raw bytes: not checked as HTTP */
+	send_str(c, "early");
+	hh_settle();
+	hh_syn(0);
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_int_equal(u->rx, 0);
+	u->black = false; /* its SYN-ACK, within connect_timeout */
+	peer_out(u, TH_SYN | TH_ACK, u->iss, NULL, 0);
+	u->snd_nxt = u->iss + 1;
+	u->snd_una = u->iss;
+	u->sent_head = true;
+	for (int i = 0; i < 10 && !got(u, "early"); i++)
+		hh_advance(10);
+	char want[128];
+	snprintf(want, sizeof(want), "PROXY TCP4 198.18.0.100 198.18.0.1 %u 82\r\nearly",
+		 (unsigned)c->port);
+	if (u->log_len != strlen(want) || memcmp(u->log, want, u->log_len) != 0)
+		fail_msg("the upstream got '%.*s', wanted '%s'", (int)u->log_len, u->log, want);
+	send_str(u, "pong");
+	assert_true(got(c, "pong"));
+	hh_end();
+}
+
 #define T(f) cmocka_unit_test_teardown(f, teardown)
 
 /* ---- request mirroring (RouteAction.request_mirror_policies) ----------------------------- */
@@ -8974,6 +9036,7 @@ int main(void)
 	    T(test_proxy_protocol_refusals_counted),
 	    T(test_proxy_protocol_allowed_without_and_disallowed),
 	    T(test_upstream_proxy_protocol_keyed_by_downstream),
+	    T(test_upstream_proxy_protocol_tcp_proxy_v1),
 	};
 	/* TEST_FILTER=glob[,glob...]: only these tests, in this file's order
 	 * (a test alone, or after the one it is suspected to depend on) */
