@@ -11,6 +11,12 @@
 # listener the ClientHello after the header chooses the chain by SNI and
 # the handshake reads it (curl --haproxy-protocol over https, and Python's
 # ssl after a header naming another client).
+# The header sent upstream (upstream_proxy_protocol) to pp_upstream.py,
+# which requires one and answers what it said: v2 with curl's address over
+# HTTP, one connection for one client's two requests and another for
+# another client; v2 before the ClientHello of a TLS upstream; v1 from
+# tcp_proxy; a listener header's addresses carried on; health checks with
+# v2 LOCAL.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool nginx curl python3 openssl || exit 77
@@ -26,6 +32,9 @@ pki_ca ca "arion test server CA" && pki_leaf a ca a.test "subjectAltName=DNS:a.t
 	{ echo "openssl failed"; exit 1; }
 chmod -R a+rX "$PKI"
 grep -v '^#' "$ARION_SRC/tests/http/e2e_proxy_protocol.yaml" | sed "s|ACCESS_LOG|$log|; s|PKI_DIR|$PKI|g" >"$TOPO_DIR/body.yaml"
+topo_bg upp ip netns exec "$uns" /usr/bin/python3 "$ARION_SRC/tests/http/pp_upstream.py" \
+	"$ub" 9000 9443 "$PKI/a.pem" "$PKI/a.key"
+topo_wait_log "$TOPO_DIR/upp.log" ready 10 || { echo "pp_upstream.py did not start"; exit 1; }
 http_e2e_arion "$TOPO_DIR/body.yaml" || exit 1
 
 # send PORT HEADER-BYTES (python literal): the header then a GET /echo/NAME;
@@ -106,6 +115,55 @@ PY
 )
 expect "TLS: Python ssl after a v1 header, XFF the header's source" "$o" "^203\.0\.113\.10$"
 expect "proxy_proto.tls.versions.v1.found" "$(stat proxy_proto.tls.versions.v1.found)" "^2$"
+
+# 10. the header sent upstream: curl's address and port to Arion's :82,
+# two requests of one connection on one upstream connection
+o=$(cc -s "http://$us:82/u1" "http://$us:82/u2")
+expect "upstream v2: curl's addresses" "$o" "^v2 src=$gw:[0-9]+ dst=$us:82 conn=[0-9]+ tls=0 path=/u1"
+c1=$(echo "$o" | sed -n '1s/.* conn=\([0-9]*\).*/\1/p')
+expect "upstream v2: one client's second request on its connection" \
+	"$(echo "$o" | sed -n 2p)" "^v2 src=$gw:[0-9]+ dst=$us:82 conn=$c1 tls=0 path=/u2$"
+o=$(cc -s "http://$us:82/u3")
+expect "upstream v2: another client, another connection" "$o" "^v2 src=$gw:[0-9]+ dst=$us:82 conn=[0-9]+ tls=0 path=/u3$"
+[ "$(echo "$o" | sed -n 's/.* conn=\([0-9]*\).*/\1/p')" != "$c1" ] && ok "upstream v2: not the first client's connection" ||
+	bad "upstream v2: the second client reused conn $c1"
+expect "cluster.ppv2.upstream_cx_pp_key_miss" "$(stat cluster.ppv2.upstream_cx_pp_key_miss)" "^[1-9]"
+# 11. v2, then the TLS handshake (the header before the ClientHello)
+o=$(cc -s "http://$us:82/tls")
+expect "upstream v2 around TLS" "$o" "^v2 src=$gw:[0-9]+ dst=$us:82 conn=[0-9]+ tls=1 path=/tls$"
+# 12. tcp_proxy: v1 with the client's addresses, then its bytes
+o=$(ip netns exec "$cns" python3 - "$us" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], 83), timeout=10)
+s.sendall(b"RAW\n")
+d = b""
+while True:
+    r = s.recv(65536)
+    if not r:
+        break
+    d += r
+print(d.decode().strip())
+PY
+)
+expect "tcp_proxy: v1 with the client's addresses" "$o" "^v1 src=$gw:[0-9]+ dst=$us:83 conn=[0-9]+ tls=0 path=-$"
+# 13. a listener PROXY header's addresses go on upstream (v1)
+o=$(ip netns exec "$cns" python3 - "$us" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], 84), timeout=10)
+s.sendall(b"PROXY TCP4 203.0.113.21 198.51.100.5 4444 8084\r\nGET /in HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+d = b""
+while True:
+    r = s.recv(65536)
+    if not r:
+        break
+    d += r
+print(d.split(b"\r\n\r\n", 1)[-1].decode().strip())
+PY
+)
+expect "the listener header's addresses sent on" "$o" "^v1 src=203\.0\.113\.21:4444 dst=198\.51\.100\.5:8084 conn=[0-9]+ tls=0 path=/in$"
+# 14. health checks: v2 LOCAL (no downstream)
+expect "health check: v2 LOCAL" "$(grep -m1 'path=/healthz' "$TOPO_DIR/upp.log")" "^v2-local src=- dst=- conn=[0-9]+ tls=0 path=/healthz$"
+expect "no connection without a header" "$(grep -c noheader "$TOPO_DIR/upp.log")" "^0$"
 
 expect "proxy_proto.e2e.versions.v1.found" "$(stat proxy_proto.e2e.versions.v1.found)" "^3$"
 expect "proxy_proto.e2e.versions.v2.found" "$(stat proxy_proto.e2e.versions.v2.found)" "^2$"
