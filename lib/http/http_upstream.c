@@ -730,6 +730,21 @@ static bool up_current(struct http_upconn *u, const struct http_stream *st)
 	return !want || u->tls.tls.ctx == ctx;
 }
 
+/* At the connection limit: close an HTTP/2 connection of @p p that carried
+ * another downstream's PROXY header and has no stream (its streams are
+ * only that downstream's to take, as up_idle_for's HTTP/1 ones).
+ * @return whether one went. */
+static bool up_evict_h2(struct http_pool *p, const struct http_stream *st)
+{
+	for (struct http_upconn *u = p->h2; u; u = u->next)
+		if (u->pp_version && u->connected && !http_uph2_streams(u) && !up_current(u, st)) {
+			http_uph2_goaway(u);
+			up_close(u, false);
+			return true;
+		}
+	return false;
+}
+
 /* The first idle connection of @p p a PROXY header does not keep from
  * @p st (another downstream's header): NULL when all are. */
 static struct http_upconn *up_idle_for(struct http_pool *p, const struct http_stream *st)
@@ -866,6 +881,10 @@ static int up_acquire(struct http_worker *w, struct http_pool *p, struct http_st
 				v = v->next;
 			POOL_INC(w, p, upstream_cx_pp_evict);
 			up_close(v, false);
+			goto open;
+		}
+		if (h2 && p->h2 && up_evict_h2(p, st)) {
+			POOL_INC(w, p, upstream_cx_pp_evict); /* the same, for HTTP/2 */
 			goto open;
 		}
 		POOL_INC(w, p, upstream_cx_overflow);

@@ -7310,7 +7310,8 @@ static int teardown(void **state)
 /* Cluster "dyn" (198.18.0.201) whose transport socket writes a v2 PROXY
  * header, at most 2 connections (circuit breakers). */
 #define UPP_CLUSTER                                                                                \
-	"\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":2}]},"                         \
+	"\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":2}]}," UPP_TS_V2
+#define UPP_TS_V2                                                                                  \
 	"\"transport_socket\":{\"name\":\"envoy.transport_sockets.upstream_proxy_protocol\","      \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets."    \
 	"proxy_protocol.v3.ProxyProtocolUpstreamTransport\",\"config\":{\"version\":\"V2\"},"      \
@@ -7461,6 +7462,57 @@ static void test_upstream_proxy_protocol_tcp_proxy_v1(void **state)
 		fail_msg("the upstream got '%.*s', wanted '%s'", (int)u->log_len, u->log, want);
 	send_str(u, "pong");
 	assert_true(got(c, "pong"));
+	hh_end();
+}
+
+/* HTTP/2 upstream @p u answers its stream 1: SETTINGS, the ACK of ours,
+ * then a 200 that ends the stream. */
+static void upp_h2_answer(struct peer *u)
+{
+	uint8_t b[64];
+	size_t k = 0;
+	k += hh_h2_frame_hdr(b + k, 0, 4, 0, 0);
+	k += hh_h2_frame_hdr(b + k, 0, 4, 1, 0);
+	k += hh_h2_frame_hdr(b + k, 1, 1, 0x5, 1);
+	b[k++] = 0x88; /* :status 200 */
+	hh_send(u, b, (uint32_t)k, 0);
+	hh_settle();
+}
+
+/*
+ * The same over HTTP/2: a connection with no stream left that carried
+ * another client's header gives way at max_connections (1 here) with a
+ * GOAWAY (upstream_cx_pp_evict), instead of the new client's request
+ * waiting for its idle_timeout. Fails before the HTTP/2 eviction: the
+ * second client's request waits in the pool (no second upstream).
+ */
+static void test_upstream_proxy_protocol_h2_evicts_idle(void **state)
+{
+	(void)state;
+	dyn_run("{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\"}}",
+		"\"http2_protocol_options\":{},\"circuit_breakers\":{\"thresholds\":[{"
+		"\"max_connections\":1}]}," UPP_TS_V2,
+		HH_EP(201));
+	uint64_t ev0 = dyn_stat(ARN_CL_upstream_cx_pp_evict),
+		 ov0 = dyn_stat(ARN_CL_upstream_cx_overflow);
+	hh_open(1, 82);
+	hh_settle();
+	struct peer *c0 = hh_client(0), *c1 = hh_client(1);
+	send_str(c0, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u0 = hh_upstream(0);
+	upp_check(u0, c0, "PRI * HTTP/2.0\r\n");
+	u0->sent_head = true; /* frames: not checked as HTTP/1 */
+	upp_h2_answer(u0);
+	assert_true(got(c0, "HTTP/1.1 200 "));
+	send_str(c1, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u1 = hh_upstream(1);
+	upp_check(u1, c1, "PRI * HTTP/2.0\r\n");
+	u1->sent_head = true;
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_pp_evict) - ev0, 1);
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_overflow) - ov0, 0);
+	assert_true(u0->fin_in || u0->dead);
+	upp_h2_answer(u1);
+	assert_true(got(c1, "HTTP/1.1 200 "));
 	hh_end();
 }
 
@@ -9037,6 +9089,7 @@ int main(void)
 	    T(test_proxy_protocol_allowed_without_and_disallowed),
 	    T(test_upstream_proxy_protocol_keyed_by_downstream),
 	    T(test_upstream_proxy_protocol_tcp_proxy_v1),
+	    T(test_upstream_proxy_protocol_h2_evicts_idle),
 	};
 	/* TEST_FILTER=glob[,glob...]: only these tests, in this file's order
 	 * (a test alone, or after the one it is suspected to depend on) */
