@@ -454,6 +454,16 @@ static void up_h2_slot(struct http_upconn *u)
 	/* streams waiting for a place take it (their own TLS permitting) */
 	while (!p->draining && http_uph2_room(u)) {
 		struct http_stream *st = pending_first(p, true);
+		if (st && u->pp_version && !http_uph2_streams(u) && !up_current(u, st)) {
+			/* another downstream's stream waits (the pool was at
+			 * its limit) and this connection, idle now, carried
+			 * another's PROXY header: it gives way, as
+			 * up_give_waiting's HTTP/1 one does; its end opens the
+			 * stream's own (pool_kick) */
+			http_uph2_goaway(u);
+			up_close(u, false);
+			return;
+		}
 		if (!st || !up_current(u, st))
 			break;
 		pending_remove(st);

@@ -7483,8 +7483,11 @@ static void upp_h2_answer(struct peer *u)
  * The same over HTTP/2: a connection with no stream left that carried
  * another client's header gives way at max_connections (1 here) with a
  * GOAWAY (upstream_cx_pp_evict), instead of the new client's request
- * waiting for its idle_timeout. Fails before the HTTP/2 eviction: the
- * second client's request waits in the pool (no second upstream).
+ * waiting for its idle_timeout; and a request that had to wait (the one
+ * connection busy) takes that connection's place once its stream ends,
+ * if it carried another client's header (up_h2_slot). Fails before the
+ * HTTP/2 eviction: the second client's request waits in the pool (no
+ * second upstream).
  */
 static void test_upstream_proxy_protocol_h2_evicts_idle(void **state)
 {
@@ -7510,9 +7513,68 @@ static void test_upstream_proxy_protocol_h2_evicts_idle(void **state)
 	u1->sent_head = true;
 	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_pp_evict) - ev0, 1);
 	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_overflow) - ov0, 0);
-	assert_true(u0->fin_in || u0->dead);
+	assert_true(u0->fin_in);
+	hh_fin(u0); /* the evicted one closes: the count is u1's alone */
+	hh_settle();
 	upp_h2_answer(u1);
 	assert_true(got(c1, "HTTP/1.1 200 "));
+	/* a request of the first client while u1 is busy waits (the limit);
+	 * u1's stream ends and, another client's, it gives way to it */
+	send_str(c1, "GET /c HTTP/1.1\r\nHost: a\r\n\r\n");
+	send_str(c0, "GET /d HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_null(hh_upstream(2));
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_overflow) - ov0, 1);
+	uint8_t b[16];
+	size_t k = hh_h2_frame_hdr(b, 1, 1, 0x5, 3);
+	b[k++] = 0x88; /* stream 3: :status 200 */
+	hh_send(u1, b, (uint32_t)k, 0);
+	hh_settle();
+	assert_int_equal(count(c1, "HTTP/1.1 200 "), 2);
+	assert_true(u1->fin_in); /* GOAWAY, FIN: its end opens c0's own */
+	assert_null(hh_upstream(2));
+	hh_fin(u1);
+	hh_settle();
+	struct peer *u2 = hh_upstream(2);
+	upp_check(u2, c0, "PRI * HTTP/2.0\r\n");
+	u2->sent_head = true;
+	upp_h2_answer(u2);
+	assert_int_equal(count(c0, "HTTP/1.1 200 "), 2);
+	hh_end();
+}
+
+/*
+ * At max_connections (1), a request of another client waits in the pool
+ * while the one connection is busy; once that connection's response is
+ * out it is not given to the waiting request (its header named the first
+ * client): it closes, and its end opens the waiting client's own, with
+ * its own header (up_give_waiting).
+ */
+static void test_upstream_proxy_protocol_waiting_client_gets_its_own(void **state)
+{
+	(void)state;
+	dyn_run("{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"dyn\"}}",
+		"\"circuit_breakers\":{\"thresholds\":[{\"max_connections\":1}]}," UPP_TS_V2,
+		HH_EP(201));
+	uint64_t ov0 = dyn_stat(ARN_CL_upstream_cx_overflow);
+	hh_open(1, 82);
+	hh_settle();
+	struct peer *c0 = hh_client(0), *c1 = hh_client(1);
+	send_str(c0, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u0 = hh_upstream(0);
+	upp_check(u0, c0, "GET /a HTTP/1.1\r\n");
+	send_str(c1, "GET /b HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_null(hh_upstream(1));
+	assert_int_equal(dyn_stat(ARN_CL_upstream_cx_overflow) - ov0, 1);
+	send_str(u0, OK5);
+	assert_true(got(c0, "HTTP/1.1 200 OK\r\n"));
+	assert_false(got(u0, "GET /b"));
+	assert_true(u0->fin_in);
+	hh_fin(u0);
+	hh_settle();
+	struct peer *u1 = hh_upstream(1);
+	upp_check(u1, c1, "GET /b HTTP/1.1\r\n");
+	send_str(u1, OK5);
+	assert_true(got(c1, "HTTP/1.1 200 OK\r\n"));
 	hh_end();
 }
 
@@ -9090,6 +9152,7 @@ int main(void)
 	    T(test_upstream_proxy_protocol_keyed_by_downstream),
 	    T(test_upstream_proxy_protocol_tcp_proxy_v1),
 	    T(test_upstream_proxy_protocol_h2_evicts_idle),
+	    T(test_upstream_proxy_protocol_waiting_client_gets_its_own),
 	};
 	/* TEST_FILTER=glob[,glob...]: only these tests, in this file's order
 	 * (a test alone, or after the one it is suspected to depend on) */
