@@ -162,7 +162,9 @@ PY
 )
 expect "the listener header's addresses sent on" "$o" "^v1 src=203\.0\.113\.21:4444 dst=198\.51\.100\.5:8084 conn=[0-9]+ tls=0 path=/in$"
 # 14. health checks: v2 LOCAL (no downstream)
-expect "health check: v2 LOCAL" "$(grep -m1 'path=/healthz' "$TOPO_DIR/upp.log")" "^v2-local src=- dst=- conn=[0-9]+ tls=0 path=/healthz$"
+expect "health check: v2 LOCAL" "$(grep -m1 'path=/healthz$' "$TOPO_DIR/upp.log")" "^v2-local src=- dst=- conn=[0-9]+ tls=0 path=/healthz$"
+expect "health check: v1 with the check's own addresses" "$(grep -m1 'path=/healthz1' "$TOPO_DIR/upp.log")" \
+	"^v1 src=$us:[0-9]+ dst=$ub:9000 conn=[0-9]+ tls=0 path=/healthz1$"
 expect "no connection without a header" "$(grep -c noheader "$TOPO_DIR/upp.log")" "^0$"
 
 expect "proxy_proto.e2e.versions.v1.found" "$(stat proxy_proto.e2e.versions.v1.found)" "^3$"
