@@ -1067,6 +1067,7 @@ struct arn_cfg_ext_proc {
 	bool allow_mode_override;	 /* a processor's mode_override is taken */
 	bool disable_immediate_response; /* an immediate_response is spurious */
 	bool disable_clear_route_cache;	 /* (or route_cache_action RETAIN) */
+	bool clear_route_cache_always;	 /* route_cache_action CLEAR */
 	uint32_t message_timeout_ms;	 /* 200 unless set */
 	uint32_t max_message_timeout_ms; /* 0: override_message_timeout ignored */
 	const char *stat_prefix;	 /* http.<prefix>.ext_proc.<it>.*, NULL: none */

@@ -224,15 +224,16 @@ const struct arn_cfg_ext_proc *conv_ext_proc(struct conv *c, struct pb p)
 			 "only with observability_mode, which Arion does not support");
 	o->disable_clear_route_cache = pb_bool(p, "disable_clear_route_cache");
 	int32_t rca = pb_i32(p, "route_cache_action");
-	if (rca == 1)
-		conv_err(c, "route_cache_action",
-			 "CLEAR: not supported by Arion (a request is routed once, on its own "
-			 "headers; DEFAULT or RETAIN)");
-	else if (rca != 0 && rca != 2)
+	if (rca < 0 || rca > 2)
 		conv_err(c, "route_cache_action", "unknown value %d", rca);
 	if (o->disable_clear_route_cache && rca != 0)
 		conv_err(c, "route_cache_action",
 			 "set with disable_clear_route_cache (Envoy takes one of them)");
+	/* DEFAULT: a response's clear_route_cache; CLEAR: any header
+	 * mutation; RETAIN: never (disable_clear_route_cache) */
+	o->clear_route_cache_always = rca == 1;
+	if (rca == 2)
+		o->disable_clear_route_cache = true;
 	return o;
 }
 

@@ -798,12 +798,37 @@ static bool ep_body_begin(struct http_ext_proc *a)
 	return false;
 }
 
+/* An answer's clear_route_cache (Envoy's DecodingProcessorState::
+ * clearRouteCache, main of 2025): only with a header_mutation (else
+ * counted as ignored); route_cache_action DEFAULT takes the answer's
+ * word, CLEAR clears on any mutation, RETAIN (disable_clear_route_cache)
+ * counts it. Cleared, the request's route is matched again where the
+ * router matches it, after this filter: on its headers with every kept
+ * edit applied (http_req_edits_view), which the later filters' per-route
+ * configuration, the cluster, the timeouts and the retry policy follow;
+ * the filters before keep what they did, as Envoy's refreshCachedRoute
+ * leaves them. */
+static void ep_route_cache(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
+{
+	const struct arn_cfg_ext_proc *f = a->cfg;
+	if (!r->has_header_mutation) {
+		if (r->clear_route_cache)
+			EP_INC(a, clear_route_cache_ignored);
+		return;
+	}
+	if (f->clear_route_cache_always ||
+	    (r->clear_route_cache && !f->disable_clear_route_cache)) {
+		a->st->route_edited = true;
+	} else if (r->clear_route_cache) {
+		EP_INC(a, clear_route_cache_disabled);
+	}
+}
+
 /* The answer to the request's headers (Envoy's handleHeadersResponse).
  * @return true when it answered the client. */
 static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
 {
 	struct http_stream *st = a->st;
-	const struct arn_cfg_ext_proc *f = a->cfg;
 	EP_INC(a, stream_msgs_received);
 	if (r->status == 1 && r->has_body_mutation) {
 		/* CONTINUE_AND_REPLACE with a body: no body is replaced here */
@@ -819,14 +844,7 @@ static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_pro
 		ep_fail_request(a, bad ? bad : "ext_proc_error_mutations_past_arion_bounds");
 		return true;
 	}
-	if (r->clear_route_cache) {
-		/* Envoy re-routes on the mutated headers (DEFAULT); Arion
-		 * routed the request on its own (RETAIN's outcome) */
-		if (f->disable_clear_route_cache)
-			EP_INC(a, clear_route_cache_disabled);
-		else
-			EP_INC(a, clear_route_cache_ignored);
-	}
+	ep_route_cache(a, r);
 	a->n_up = n;
 	if (a->new_path) {
 		/* what the router sends, the access log and a later ext_proc
@@ -941,6 +959,7 @@ static bool ep_body_answer(struct http_ext_proc *a, const struct http_ext_proc_r
 	}
 	if (a->new_path)
 		m->path = (struct arn_h1_slice){.p = a->new_path, .len = a->new_path_len};
+	ep_route_cache(a, r); /* as handleBodyResponse's */
 	if (r->has_new_body || r->clear_body) {
 		uint32_t bl = r->has_new_body ? r->new_body_len : 0;
 		http_rb_free(st);

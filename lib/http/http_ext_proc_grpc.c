@@ -256,6 +256,7 @@ static int headers_response(uint8_t *p, size_t n, struct http_ext_proc_resp *o)
 			case 2:
 				if (want_len(&g))
 					return -EBADMSG;
+				o->has_header_mutation = true;
 				rc = mutation(g.data, g.len, &o->mut);
 				if (rc < 0)
 					return rc;

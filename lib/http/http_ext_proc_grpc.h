@@ -101,6 +101,7 @@ struct http_ext_proc_resp {
 	uint32_t new_body_len;
 	bool has_trailers; /* CommonResponse.trailers */
 	bool clear_route_cache;
+	bool has_header_mutation; /* CommonResponse.header_mutation (even empty) */
 	/* immediate_response */
 	uint32_t http_status; /* status.code (0: unset) */
 	const char *body, *details;

@@ -30,6 +30,7 @@
 #include "http_filter.h"
 #include "http_hcm.h"
 #include "http_local.h"
+#include "http_req_kept.h"
 #include "http_router_filter.h"
 #include "http_shadow.h"
 #include "http_stream.h"
@@ -452,7 +453,7 @@ static inline __attribute__((always_inline)) bool routed_on(struct http_stream *
  * worker's scratch the first time a matcher asks (route matching on the
  * path alone never does: bench_hcm, about 25 instructions a request). */
 struct route_hdrs {
-	const struct arn_h1_msg *m;
+	const struct arn_h1_msg *m; /* its stream's request (st->req.m) */
 	struct arn_cfg_header *buf;
 	unsigned n;
 	bool built;
@@ -467,6 +468,17 @@ static const struct arn_cfg_header *route_hdrs_get(void *ctx, size_t *n)
 		for (unsigned i = 0; i < s->n; i++)
 			s->buf[i] = (struct arn_cfg_header){m->hdrs[i].name, m->hdrs[i].name_len,
 							    m->hdrs[i].value, m->hdrs[i].value_len};
+		/* the stream from its request (not one more member for every
+		 * request to set: bench_hcm, 9 instructions a request) */
+		const struct http_stream *st = OWNER(m, struct http_stream, req.m);
+		if (st->route_edited) {
+			/* Envoy's clearRouteCache: matched again on the
+			 * mutated headers (lines past the scratch are not
+			 * seen, as a head's past HTTP_MAX_HDRS) */
+			size_t k = s->n;
+			(void)http_req_edits_view(st, s->buf, &k, HTTP_MAX_HDRS);
+			s->n = (unsigned)k;
+		}
 		s->built = true;
 	}
 	*n = s->n;

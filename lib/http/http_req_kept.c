@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "arn_h1.h"
 #include "arn_config.h"
@@ -57,6 +58,66 @@ int http_req_edits_keep(struct http_stream *st, const struct arn_h1_edit *e, uns
 	k->n = on + n;
 	st->jwt_edits = (uint16_t)((char *)k - st->res->text + 1);
 	return 0;
+}
+
+/* Entry @p name's first line in @p h from @p from (@p n entries), or n. */
+static size_t view_find(const struct arn_cfg_header *h, size_t from, size_t n, const char *name,
+			size_t len)
+{
+	for (size_t i = from; i < n; i++)
+		if (h[i].name_len == len && strncasecmp(h[i].name, name, len) == 0)
+			return i;
+	return n;
+}
+
+static void view_drop(struct arn_cfg_header *h, size_t *n, size_t i)
+{
+	memmove(h + i, h + i + 1, (*n - i - 1) * sizeof(h[0]));
+	(*n)--;
+}
+
+bool http_req_edits_view(const struct http_stream *st, struct arn_cfg_header *h, size_t *n,
+			 size_t cap)
+{
+	const struct http_req_edits *k = http_req_edits_kept(st);
+	bool fit = true;
+	for (unsigned j = 0; k && j < k->n; j++) {
+		const struct arn_h1_edit *e = &k->e[j];
+		size_t i = view_find(h, 0, *n, e->name, e->name_len);
+		bool found = i < *n, set = false, add = false;
+		switch (e->op) {
+		case ARN_H1_EDIT_REMOVE:
+			while ((i = view_find(h, 0, *n, e->name, e->name_len)) < *n)
+				view_drop(h, n, i);
+			continue;
+		case ARN_H1_EDIT_SET:
+			set = found;
+			add = !found;
+			break;
+		case ARN_H1_EDIT_SET_IF_PRESENT:
+			set = found;
+			break;
+		case ARN_H1_EDIT_ADD_IF_ABSENT:
+			add = !found;
+			break;
+		default: /* ADD, APPEND_VALUE: one more line */
+			add = true;
+			break;
+		}
+		if (set) {
+			h[i].value = e->value;
+			h[i].value_len = e->value_len;
+			size_t d;
+			while ((d = view_find(h, i + 1, *n, e->name, e->name_len)) < *n)
+				view_drop(h, n, d);
+		} else if (add && *n < cap) {
+			h[(*n)++] =
+			    (struct arn_cfg_header){e->name, e->name_len, e->value, e->value_len};
+		} else if (add) {
+			fit = false;
+		}
+	}
+	return fit;
 }
 
 unsigned http_www_authenticate(struct http_stream *st, const char *scheme, const char *suffix,

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+struct arn_cfg_header;
 struct arn_cfg_ref;
 struct arn_cfg_request;
 struct arn_cfg_route_action;
@@ -42,6 +43,18 @@ const struct http_req_edits *http_req_edits_kept(const struct http_stream *st);
  * has no room (the caller must not let the request go on without them).
  */
 int http_req_edits_keep(struct http_stream *st, const struct arn_h1_edit *e, unsigned n);
+
+/**
+ * The kept request edits of @p st applied to the header view @p h (*@p n
+ * entries, room for @p cap), as the upstream request's writer applies
+ * them (arn_h1_edit_op): a removal drops every line, a set replaces the
+ * first and drops the others, an add appends one (an append of values
+ * too: the view has a line more where the writer joins it). Views point
+ * into the edits (the stream's text or the configuration). @return false
+ * when an added line found no room (the view holds what fitted).
+ */
+bool http_req_edits_view(const struct http_stream *st, struct arn_cfg_header *h, size_t *n,
+			 size_t cap);
 
 /**
  * The www-authenticate header of an authentication filter's 401 into

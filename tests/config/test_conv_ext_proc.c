@@ -72,6 +72,13 @@ static void test_ext_proc_model(void **state)
 	assert_int_equal(f->svc.cluster.len, 4);
 	assert_memory_equal(f->svc.cluster.name, "proc", 4);
 	assert_null(f->svc.authority);
+	assert_false(f->disable_clear_route_cache || f->clear_route_cache_always); /* DEFAULT */
+	/* route_cache_action CLEAR: taken (fails before: refused, "CLEAR: not
+	 * supported by Arion") */
+	tc_ok(L, LISTENER(HCM(EP(SVC "," SKIP_RESP ",\"route_cache_action\":\"CLEAR\""), "")));
+	f = hcm0()->http_filter_cfgs[0];
+	assert_true(f->clear_route_cache_always);
+	assert_false(f->disable_clear_route_cache);
 	tc_ok(L,
 	      LISTENER(HCM(
 		  EP("\"grpc_service\":{\"envoy_grpc\":{\"cluster_name\":\"proc\","
@@ -102,6 +109,8 @@ static void test_ext_proc_model(void **state)
 	assert_int_equal(f->n_fwd_allow, 1);
 	assert_int_equal(f->n_fwd_deny, 1);
 	assert_true(f->disable_immediate_response);
+	assert_true(f->disable_clear_route_cache); /* RETAIN */
+	assert_false(f->clear_route_cache_always);
 	assert_int_equal(f->svc.authority_len, 9);
 	assert_int_equal(f->svc.n_md, 1);
 	assert_memory_equal(f->svc.md[0].name, "x-tenant", 8);
@@ -193,8 +202,9 @@ static void test_ext_proc_refusals(void **state)
 	    {SVC "," SKIP_RESP ",\"observability_mode\":true", "observability_mode: true"},
 	    {SVC "," SKIP_RESP ",\"deferred_close_timeout\":\"1s\"",
 	     "deferred_close_timeout: only with observability_mode"},
-	    {SVC "," SKIP_RESP ",\"route_cache_action\":\"CLEAR\"",
-	     "route_cache_action: CLEAR: not supported by Arion"},
+	    {SVC "," SKIP_RESP
+		 ",\"route_cache_action\":\"CLEAR\",\"disable_clear_route_cache\":true",
+	     "route_cache_action: set with disable_clear_route_cache"},
 	    {SVC "," SKIP_RESP ",\"mutation_rules\":{\"allow_all_routing\":true}",
 	     "mutation_rules.allow_all_routing: true: not supported by Arion"},
 	    {SVC "," SKIP_RESP ",\"mutation_rules\":{\"allow_expression\":{\"regex\":\"x\"}}",

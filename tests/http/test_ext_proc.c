@@ -2018,6 +2018,192 @@ static void test_ext_proc_local_reply_clean(void **state)
 	unlink(path);
 }
 
+/* Listener "dyn" (port 82) for clear_route_cache: ext_proc "ep" (the
+ * request's headers), then header_mutation "hm" whose per-route config
+ * on the route to "two" adds x-later: two, then the router. Virtual host
+ * "nr" has one route, which wants x-keep; the others: x-ai-eg-model m2
+ * to "two" (HeaderMutationPerRoute), direct to a direct response 418,
+ * else "web". %s: more ExternalProcessor fields. */
+/* clang-format off */
+#define RC_MODEL(v) "\"headers\":[{\"name\":\"x-ai-eg-model\",\"string_match\":{\"exact\":\"" v "\"}}]"
+#define RC_LISTENER                                                                                \
+	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
+	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
+	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"l4e\","              \
+	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":["                                   \
+	"{\"name\":\"nr\",\"domains\":[\"nr\"],\"routes\":["                                       \
+	"{\"match\":{\"prefix\":\"/\",\"headers\":[{\"name\":\"x-keep\",\"present_match\":true}]}," \
+	"\"route\":{\"cluster\":\"web\"}}]},"                                                      \
+	"{\"name\":\"all\",\"domains\":[\"*\"],\"routes\":["                                       \
+	"{\"match\":{\"prefix\":\"/\"," RC_MODEL("m2") "},\"route\":{\"cluster\":\"two\"},"        \
+	"\"typed_per_filter_config\":{\"hm\":{" AT_("header_mutation.v3.HeaderMutationPerRoute")  \
+	",\"mutations\":{\"request_mutations\":[{\"append\":{\"header\":{\"key\":\"x-later\","     \
+	"\"value\":\"two\"}}}]}}}},"                                                              \
+	"{\"match\":{\"prefix\":\"/\"," RC_MODEL("direct") "},\"direct_response\":{\"status\":418}}," \
+	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
+	"\"http_filters\":[{\"name\":\"ep\",\"typed_config\":{" AT_("ext_proc.v3.ExternalProcessor") \
+	",\"grpc_service\":{\"envoy_grpc\":{\"cluster_name\":\"dyn\"}},"                           \
+	"\"processing_mode\":{\"response_header_mode\":\"SKIP\"}%s}},"                             \
+	"{\"name\":\"hm\",\"typed_config\":{" AT_("header_mutation.v3.HeaderMutation") "}},"     \
+	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
+/* clang-format on */
+
+/* A request_headers answer: header_mutation @p mut (@p n bytes, NULL:
+ * none), clear_route_cache when @p clear. */
+static size_t rc_answer(uint8_t *msg, const uint8_t *mut, size_t n, bool clear)
+{
+	uint8_t common[1024], hr[1100];
+	size_t cn = 0, hn = 0, k = 0;
+	if (mut)
+		pb_ld(common, &cn, 2, mut, n);
+	if (clear)
+		pb_var(common, &cn, 5, 1);
+	pb_ld(hr, &hn, 1, common, cn);
+	pb_ld(msg, &k, 1, hr, hn);
+	return k;
+}
+
+static void rc_begin(const char *extra)
+{
+	char json[8192];
+	snprintf(json, sizeof(json), RC_LISTENER, extra);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+	hh_apply(ARN_TYPE_URL_LISTENER, json);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* Client 0's @p req, the processor's answer @p msg: the upstream that got
+ * the request (NULL: none; its head in @p r), else what the client got
+ * (in @p r). The upstream answers 200. */
+static struct peer *rc_case(const char *req, const uint8_t *msg, size_t k, bool first, char *r,
+			    size_t cap)
+{
+	uint8_t m[2048];
+	size_t mn;
+	uint32_t sid;
+	static struct peer *a;
+	uint32_t mark = hh_client(0)->log_len;
+	a = ep_request(req, m, sizeof(m), &mn, &sid, first ? NULL : a);
+	assert_non_null(a);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	ep_answer(a, first, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	if (!u) {
+		client_since(mark, r, cap);
+		return NULL;
+	}
+	size_t ul = u->rx - rx0[u - peers];
+	assert_true(ul < cap);
+	memcpy(r, u->log + u->log_len - ul, ul);
+	r[ul] = 0;
+	send_str(u, OK5);
+	return u;
+}
+
+#define ADDR_WEB 0xc61200c8u /* 198.18.0.200 */
+
+/*
+ * clear_route_cache (Envoy's DecodingProcessorState::clearRouteCache,
+ * route_cache_action DEFAULT): the processor's header mutation
+ * (x-ai-eg-model, as Envoy AI Gateway's) with clear_route_cache moves the
+ * request to the route its mutated headers match: cluster "two", with
+ * that route's per-route config of the filter after ext_proc
+ * (header_mutation's x-later); a direct-response route answers; a
+ * removal that leaves no route matching: 404 NR (route_not_found).
+ * Without clear_route_cache the request stays on its route, as it does
+ * with clear_route_cache but no header_mutation (counted
+ * clear_route_cache_ignored, as Envoy's). Fails before: the request went
+ * to "web" (198.18.0.200), the mutation only counted.
+ */
+static void test_ext_proc_clear_route_cache(void **state)
+{
+	(void)state;
+	char r[4096];
+	uint8_t msg[1024], mut[512];
+	size_t n, k;
+	rc_begin("");
+	uint64_t ign0 = ep_stat(ARN_EXT_PROC_clear_route_cache_ignored),
+		 dis0 = ep_stat(ARN_EXT_PROC_clear_route_cache_disabled);
+	n = 0;
+	set_hdr(mut, &n, "x-ai-eg-model", "m2", 2, -1);
+	k = rc_answer(msg, mut, n, true);
+	struct peer *u =
+	    rc_case("GET /v1/chat HTTP/1.1\r\nHost: a\r\n\r\n", msg, k, true, r, sizeof(r));
+	assert_non_null(u);
+	if (u->addr == ADDR_WEB || !strstr(r, "x-ai-eg-model: m2\r\n") ||
+	    !strstr(r, "x-later: two\r\n"))
+		fail_msg("upstream %08x got: %s", u->addr, r);
+	/* the same mutation without clear_route_cache: the route stays */
+	k = rc_answer(msg, mut, n, false);
+	u = rc_case("GET /v1/chat HTTP/1.1\r\nHost: a\r\n\r\n", msg, k, false, r, sizeof(r));
+	assert_non_null(u);
+	if (u->addr != ADDR_WEB || !strstr(r, "x-ai-eg-model: m2\r\n") || strstr(r, "x-later"))
+		fail_msg("upstream %08x got: %s", u->addr, r);
+	/* a direct-response route */
+	n = 0;
+	set_hdr(mut, &n, "x-ai-eg-model", "direct", 2, -1);
+	k = rc_answer(msg, mut, n, true);
+	u = rc_case("GET /v1/chat HTTP/1.1\r\nHost: a\r\n\r\n", msg, k, false, r, sizeof(r));
+	assert_null(u);
+	if (!strstr(r, "HTTP/1.1 418 "))
+		fail_msg("the client got: %s", r);
+	/* no route for the mutated headers: 404 */
+	uint8_t rm[64];
+	size_t rn = 0;
+	pb_ld(rm, &rn, 2, "x-keep", 6); /* HeaderMutation.remove_headers */
+	k = rc_answer(msg, rm, rn, true);
+	u = rc_case("GET /v1/chat HTTP/1.1\r\nHost: nr\r\nx-keep: 1\r\n\r\n", msg, k, false, r,
+		    sizeof(r));
+	assert_null(u);
+	if (!strstr(r, "HTTP/1.1 404 Not Found\r\n"))
+		fail_msg("the client got: %s", r);
+	/* clear_route_cache without a header_mutation: ignored, counted */
+	k = rc_answer(msg, NULL, 0, true);
+	u = rc_case("GET /v1/chat HTTP/1.1\r\nHost: a\r\nx-ai-eg-model: m2\r\n\r\n", msg, k, false,
+		    r, sizeof(r));
+	assert_non_null(u);
+	assert_true(u->addr != ADDR_WEB); /* its own header's route */
+	assert_int_equal(ep_stat(ARN_EXT_PROC_clear_route_cache_ignored) - ign0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_clear_route_cache_disabled) - dis0, 0);
+	hh_end();
+}
+
+/* disable_clear_route_cache (route_cache_action RETAIN): counted in
+ * clear_route_cache_disabled, the request not moved; route_cache_action
+ * CLEAR moves it on a header mutation without the answer's word. Fails
+ * before: CLEAR refused by the configuration. */
+static void test_ext_proc_clear_route_cache_modes(void **state)
+{
+	(void)state;
+	char r[4096];
+	uint8_t msg[1024], mut[512];
+	size_t n = 0, k;
+	set_hdr(mut, &n, "x-ai-eg-model", "m2", 2, -1);
+	rc_begin(",\"disable_clear_route_cache\":true");
+	uint64_t dis0 = ep_stat(ARN_EXT_PROC_clear_route_cache_disabled);
+	k = rc_answer(msg, mut, n, true);
+	struct peer *u = rc_case("GET /x HTTP/1.1\r\nHost: a\r\n\r\n", msg, k, true, r, sizeof(r));
+	assert_non_null(u);
+	if (u->addr != ADDR_WEB || !strstr(r, "x-ai-eg-model: m2\r\n"))
+		fail_msg("upstream %08x got: %s", u->addr, r);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_clear_route_cache_disabled) - dis0, 1);
+	hh_end();
+	rc_begin(",\"route_cache_action\":\"CLEAR\"");
+	k = rc_answer(msg, mut, n, false);
+	u = rc_case("GET /x HTTP/1.1\r\nHost: a\r\n\r\n", msg, k, true, r, sizeof(r));
+	assert_non_null(u);
+	if (u->addr == ADDR_WEB || !strstr(r, "x-later: two\r\n"))
+		fail_msg("upstream %08x got: %s", u->addr, r);
+	hh_end();
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r;
@@ -2081,6 +2267,8 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_response_body),
 	    cmocka_unit_test(test_ext_proc_body_answered_early),
 	    cmocka_unit_test(test_ext_proc_local_reply_clean),
+	    cmocka_unit_test(test_ext_proc_clear_route_cache),
+	    cmocka_unit_test(test_ext_proc_clear_route_cache_modes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
