@@ -91,6 +91,11 @@ struct http_ext_proc {
 	uint16_t status;     /* the answer's HTTP status */
 	int32_t grpc_status; /* -1: none yet */
 	char *big;	     /* the worker's large scratch, while an exchange runs */
+	/* the previous exchange's buffer, whose message the transport still
+	 * reads by reference (a processor may answer before it was sent)
+	 * while the next exchange has a buffer of its own: back on on_sent,
+	 * the transport then holding nothing of the stream's */
+	char *big_old;
 	struct http_grpc_rd rd;
 	struct http_timer timer; /* message_timeout */
 	uint32_t timeout_ms;
@@ -141,6 +146,7 @@ static struct http_ext_proc *ep_get(struct http_worker *w)
 	a->state = EP_WAIT_REQ_HEADERS;
 	a->overflow = a->bad_ct = a->head_seen = a->holds_reply = false;
 	a->resp_send = a->resp_edits = a->big_owed = false;
+	a->big_old = NULL;
 	a->paused = EP_P_NONE;
 	a->new_status = 0;
 	a->new_path = NULL;
@@ -174,6 +180,8 @@ static void ep_big_put(struct http_worker *w, struct http_ext_proc *a)
 	a->big = NULL;
 	a->holds_reply = false;
 	a->big_owed = false;
+	http_big_put(w, a->big_old);
+	a->big_old = NULL;
 }
 
 /* The response's kept body goes back. */
@@ -596,10 +604,21 @@ static void ep_between(struct http_ext_proc *a, uint8_t state)
 {
 	a->state = state;
 	http_timer_cancel(&a->timer);
-	if (a->sr.running && http_subreq_send(&a->sr, NULL, 0, false) == -EAGAIN)
-		a->big_owed = true;
-	else
+	if (a->sr.running && http_subreq_send(&a->sr, NULL, 0, false) == -EAGAIN) {
+		/* answered before the transport sent it all (an HTTP/2
+		 * window the processor keeps shut): the next exchange takes a
+		 * buffer of its own, its message queued behind this one; a
+		 * second one owed meanwhile stays, and the next exchange
+		 * fails (no buffer) */
+		if (!a->big_old) {
+			a->big_old = a->big;
+			a->big = NULL;
+		} else {
+			a->big_owed = true;
+		}
+	} else {
 		ep_big_put(a->st->hc->w, a);
+	}
 }
 
 /* Envoy's details: what the answer said, its spaces as '_'
@@ -1323,6 +1342,9 @@ static void epg_sent(struct http_subreq *sr)
 	struct http_ext_proc *a = OWNER(sr, struct http_ext_proc, sr);
 	if (ep_orphan(a))
 		return;
+	/* the transport took everything: the old message too */
+	http_big_put(a->st->hc->w, a->big_old);
+	a->big_old = NULL;
 	if ((a->state == EP_WAIT_REQ_BODY || a->state == EP_WAIT_RESP_BODY) &&
 	    (!a->tx_head_done || a->tx_seg)) {
 		if (ep_tx_pump(a) < 0)

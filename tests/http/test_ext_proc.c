@@ -2204,6 +2204,98 @@ static void test_ext_proc_clear_route_cache_modes(void **state)
 	hh_end();
 }
 
+/* The worker's large scratch buffers free now. */
+static unsigned bigs_free(void)
+{
+	unsigned n = 0;
+	for (char **b = worker()->big_free; b; b = (char **)*b)
+		n++;
+	return n;
+}
+
+/*
+ * The next exchange while the transport still holds the last message (a
+ * processor that answers the request's headers before its HTTP/2 stream's
+ * window, 0 from its SETTINGS, let Arion send them: the message stays
+ * queued, by reference, in the exchange's buffer): the body phase takes a
+ * buffer of its own and its message follows once the window opens; the
+ * request goes upstream with the body's answer. Twice on the processor's
+ * one connection; every buffer back at the end. Fails before: 500
+ * ext_proc_error_gRPC_error_14 ("no buffer": the body's exchange refused
+ * while the headers' buffer was owed).
+ */
+static void test_ext_proc_answer_while_queued(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t m[2048], msg[1024], b[256];
+	size_t mn, k;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep13.%d.log", (int)getpid());
+	ep_begin_pm(path, ",\"request_body_mode\":\"BUFFERED\"");
+	unsigned free0 = bigs_free();
+	/* the connection: a GET's exchange; the processor's SETTINGS give
+	 * every later stream a window of 0 */
+	struct peer *a =
+	    ep_request("GET /g HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, NULL);
+	assert_non_null(a);
+	/* SETTINGS {INITIAL_WINDOW_SIZE 0}, then the ACK of Arion's */
+	static const uint8_t win0[] = {0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 4, 0,
+				       0, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0};
+	send_raw(a, win0, sizeof(win0));
+	k = headers_answer(msg, 1, NULL, 0);
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, k);
+	hh_advance(10);
+	rx0[a - peers] = a->rx;
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, OK5);
+	for (int round = 0; round < 2; round++) {
+		uint32_t mark = hh_client(0)->log_len;
+		a = ep_request("POST /b HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello", m,
+			       sizeof(m), &mn, &sid, a);
+		assert_non_null(a);
+		assert_int_equal(mn, 0); /* its message waits for the window */
+		k = headers_answer(msg, 1, NULL, 0);
+		ep_answer(a, false, sid, msg, k); /* answered before it was read */
+		hh_advance(10);
+		client_since(mark, r, sizeof(r));
+		if (r[0]) {
+			char lg[512];
+			log_take(path, lg, sizeof(lg));
+			fail_msg("the client got: %s (access log: %s)", r, lg);
+		}
+		k = h2_window_update(b, sid, 100000);
+		send_raw(a, b, k);
+		hh_advance(10);
+		assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn)); /* the body's message */
+		k = body_answer(msg, NULL, 0, "HELLO");
+		snapshot(rx0);
+		ep_more(a, sid, msg, k);
+		hh_advance(10);
+		rx0[a - peers] = a->rx;
+		u = upstream_that_got(rx0);
+		client_since(mark, r, sizeof(r));
+		if (!u)
+			fail_msg("round %d: nothing upstream; the client got: %s", round, r);
+		size_t ul = u->rx - rx0[u - peers];
+		memcpy(r, u->log + u->log_len - ul, ul);
+		r[ul] = 0;
+		if (!strstr(r, "\r\n\r\nHELLO"))
+			fail_msg("the upstream got: %s", r);
+		send_str(u, OK5);
+		client_since(mark, r, sizeof(r));
+		if (!strstr(r, "HTTP/1.1 200 OK\r\n"))
+			fail_msg("the client got: %s", r);
+	}
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	assert_int_equal(bigs_free(), free0);
+	hh_end();
+	unlink(path);
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r;
@@ -2269,6 +2361,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_local_reply_clean),
 	    cmocka_unit_test(test_ext_proc_clear_route_cache),
 	    cmocka_unit_test(test_ext_proc_clear_route_cache_modes),
+	    cmocka_unit_test(test_ext_proc_answer_while_queued),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
