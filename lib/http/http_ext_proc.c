@@ -539,14 +539,26 @@ static const char *mutate(struct http_ext_proc *a, const struct http_ext_proc_mu
 static void ep_reply(struct http_ext_proc *a, unsigned status, const char *body, size_t blen,
 		     const char *details, const struct arn_h1_edit *e, unsigned n);
 
+/* The kept body's framing, as Envoy's in BUFFERED mode: a request with a
+ * content-length keeps one (the body's answer set it to the new length;
+ * http_rb_frame_kept checks they agree: never a length that is not the
+ * body's); one without (chunked, an HTTP/2 request without one) goes as
+ * it came, its codec framing the kept body (Envoy adds no content-length,
+ * where its buffer filter does). */
+static int ep_frame(struct http_stream *st)
+{
+	if (!(st->req.m.flags & ARN_H1_F_CONTENT_LENGTH))
+		return 0;
+	return http_rb_frame_kept(st);
+}
+
 /* The request goes on: a body read whole (BUFFERED) is in the kept body,
- * framed by its length and sent first, as the buffer filter's
- * (http_rb_frame_kept: never a length that is not the body's). */
+ * framed (ep_frame) and sent first. */
 static void ep_resume(struct http_ext_proc *a)
 {
 	struct http_stream *st = a->st;
 	if (a->body_kept) {
-		int rc = http_rb_frame_kept(st);
+		int rc = ep_frame(st);
 		if (rc != 0) {
 			if (rc == -ENOSPC)
 				HTTP_INC(st->hc, rq_edit_overflow);
@@ -557,6 +569,11 @@ static void ep_resume(struct http_ext_proc *a)
 			return;
 		}
 		http_rb_send_first(st);
+		if (!X(st)->rb_head && !(st->req.m.flags & ARN_H1_F_CONTENT_LENGTH))
+			/* an emptied body without a length (chunked): its end,
+			 * read before, still goes (its last chunk), as a
+			 * replay's */
+			st->state |= HTTP_S_REPLAYING;
 	}
 	st->hc->ops->resume_head(st, &http_l4_filter_ops);
 }
@@ -1642,7 +1659,7 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 			if (a->reading || a->state == EP_WAIT_REQ_BODY)
 				return true; /* its answer resumes it */
 			/* failed, let on (failure_mode_allow): framed */
-			if (http_rb_frame_kept(st) != 0) {
+			if (ep_frame(st) != 0) {
 				http_local_reply(st, 500, NULL, 0, 0, "request_length_mismatch",
 						 NULL, 0);
 				return true;

@@ -149,7 +149,8 @@ require('http')
       r.setHeader('x-secret', 's');
       r.end('got ' + (q.headers['x-user'] || '-') + ' ' + (q.headers['x-drop'] || '-') + ' ' +
         a.join('|') + ' ' + q.headers.host +
-        (q.url.startsWith('/body') ? ' len=' + q.headers['content-length'] + ' x-body-len=' +
+        (q.url.startsWith('/body') ? ' len=' + (q.headers['content-length'] ||
+          q.headers['transfer-encoding']) + ' x-body-len=' +
           q.headers['x-body-len'] + ' body=' + body : '') + '\n');
     });
   })

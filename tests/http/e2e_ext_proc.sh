@@ -16,7 +16,8 @@
 # the body after it; on a route with request_body_mode BUFFERED the
 # body goes to the processor whole (request_body, end_of_stream) and its
 # body_mutation replaces it upstream, content-length the new length
-# (HTTP/1.1 with a length, chunked, HTTP/2); with response_body_mode
+# (HTTP/1.1 with a length, HTTP/2; a chunked request stays chunked, as
+# Envoy's); with response_body_mode
 # BUFFERED the upstream's body goes to the processor whole after its head
 # and the client gets the processor's body with its length; the counters
 # say so.
@@ -100,8 +101,8 @@ expect "request body: replaced upstream, content-length its length" "$body" \
 c=$(grep '"kind":"request_body"' "$log" | head -1)
 expect "message: request_body, whole, end_of_stream" "$c" '"eos":true,"body":"hello body"'
 body=$(cc -D "$h" -X POST -H "Transfer-Encoding: chunked" --data-binary 'abc' "http://$us/body/2")
-expect "request body, chunked: framed by its new length" "$body" \
-	"len=15 x-body-len=3 body=ABC \[processed\]$"
+expect "request body, chunked: chunked still, as Envoy's" "$body" \
+	"len=chunked x-body-len=3 body=ABC \[processed\]$"
 body=$(cc --http2-prior-knowledge -D "$h" -X POST --data-binary 'h2 body' "http://$us/body/3")
 expect "request body, HTTP/2 client: replaced" "$body" "body=H2 BODY \[processed\]$"
 expect "stream_msgs_sent (2 a /body request)" "$(stat http.ep.ext_proc.stream_msgs_sent)" "^15$"
