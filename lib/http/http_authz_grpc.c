@@ -38,14 +38,8 @@ static void w_bytes(struct pbw *w, const void *p, size_t n)
 
 static void w_varint(struct pbw *w, uint64_t v)
 {
-	uint8_t t[10];
-	size_t n = 0;
-	do {
-		t[n++] = (uint8_t)((v & 0x7f) | 0x80);
-		v >>= 7;
-	} while (v);
-	t[n - 1] &= 0x7f;
-	w_bytes(w, t, n);
+	uint8_t t[PB_VARINT_MAX];
+	w_bytes(w, t, pb_varint(t, v));
 }
 
 static void w_tag(struct pbw *w, uint32_t field, uint32_t wt)

@@ -14,36 +14,16 @@
 
 /* ---- the request ----------------------------------------------------------------------- */
 
-static size_t vsize(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 /* A length-delimited field of one-byte tag and @p len bytes. */
 static size_t ld(size_t len)
 {
-	return 1 + vsize(len) + len;
-}
-
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
+	return 1 + pb_vsize(len) + len;
 }
 
 static uint8_t *put_ld(uint8_t *p, uint8_t tag, size_t len)
 {
 	*p++ = tag;
-	return put_varint(p, len);
+	return p + pb_varint(p, len);
 }
 
 /* HeaderValue {key = 1, raw_value = 3}: its size. */

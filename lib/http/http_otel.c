@@ -21,6 +21,7 @@
 #include "http_access_log.h"
 #include "http_filter.h"
 #include "http_otel.h"
+#include "http_pb.h"
 #include "http_stream.h"
 #include "http_subreq.h"
 #include "http_zipkin.h"
@@ -190,12 +191,7 @@ struct pbf {
 
 static size_t vsize(uint64_t v)
 {
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
+	return pb_vsize(v);
 }
 
 static void f_raw(struct pbf *f, const void *p, size_t n)
@@ -211,14 +207,8 @@ static void f_raw(struct pbf *f, const void *p, size_t n)
 
 static void f_varint(struct pbf *f, uint64_t v)
 {
-	uint8_t t[10];
-	size_t n = 0;
-	while (v >= 0x80) {
-		t[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	t[n++] = (uint8_t)v;
-	f_raw(f, t, n);
+	uint8_t t[PB_VARINT_MAX];
+	f_raw(f, t, pb_varint(t, v));
 }
 
 static void f_tag(struct pbf *f, uint32_t field, uint32_t wt)

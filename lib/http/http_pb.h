@@ -3,7 +3,9 @@
  * (ext_authz's CheckResponse, the rate limit service's
  * RateLimitResponse): fields are read in place, any wire type but the
  * four proto3 uses, a length past the end, or a varint past ten bytes is
- * -EBADMSG. Private to lib/http.
+ * -EBADMSG. And the varint the hand writers share (ext_authz's,
+ * ext_proc's, the rate limit service's requests, OpenTelemetry's spans):
+ * each keeps its own buffer and bound. Private to lib/http.
  *
  * Ownership: a struct pbr borrows the caller's bytes; a struct fld's
  * data points into them.
@@ -82,6 +84,35 @@ static inline int r_next(struct pbr *r, struct fld *f)
 	default:
 		return -EBADMSG; /* groups (3, 4) and 6, 7 */
 	}
+}
+
+/* ---- the writer ---- */
+
+/* A varint's most bytes (a uint64_t's 64 bits, 7 a byte). */
+#define PB_VARINT_MAX 10
+
+/* The bytes varint @p v takes. */
+static inline size_t pb_vsize(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Varint @p v into @p t (room for PB_VARINT_MAX bytes). @return its
+ * bytes (pb_vsize(v)). */
+static inline size_t pb_varint(uint8_t *t, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		t[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	t[n++] = (uint8_t)v;
+	return n;
 }
 
 /* A message field's bytes: wire type 2, else -EBADMSG. */

@@ -22,26 +22,10 @@ static void put(struct http_rls_req *w, const void *p, size_t n)
 	w->len += n;
 }
 
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 static void put_varint(struct http_rls_req *w, uint64_t v)
 {
-	uint8_t t[10];
-	size_t n = 0;
-	while (v >= 0x80) {
-		t[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	t[n++] = (uint8_t)v;
-	put(w, t, n);
+	uint8_t t[PB_VARINT_MAX];
+	put(w, t, pb_varint(t, v));
 }
 
 /* A length-delimited field's tag and length (the field numbers here
@@ -64,7 +48,7 @@ static void put_str(struct http_rls_req *w, uint32_t field, const char *p, size_
 
 static size_t str_size(size_t n)
 {
-	return n ? 1 + varint_len(n) + n : 0;
+	return n ? 1 + pb_vsize(n) + n : 0;
 }
 
 void http_rls_req_start(struct http_rls_req *w, uint8_t *buf, size_t cap, const char *domain,
@@ -83,7 +67,7 @@ void http_rls_req_desc(struct http_rls_req *w, const struct arn_rl_desc *d)
 	size_t dsz = 0;
 	for (size_t i = 0; i < d->n_entries; i++) {
 		size_t e = str_size(d->entries[i].key_len) + str_size(d->entries[i].value_len);
-		dsz += 1 + varint_len(e) + e;
+		dsz += 1 + pb_vsize(e) + e;
 	}
 	put_len(w, 2, dsz);
 	for (size_t i = 0; i < d->n_entries; i++) {
