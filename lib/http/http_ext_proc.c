@@ -187,15 +187,7 @@ static void ep_big_put(struct http_worker *w, struct http_ext_proc *a)
 /* The response's kept body goes back. */
 static void rsp_free(struct http_worker *w, struct http_ext_proc *a)
 {
-	struct rte_mbuf *m = a->rsp_head;
-	while (m) {
-		struct rte_mbuf *n = m->next;
-		m->next = NULL;
-		m->nb_segs = 1;
-		rte_pktmbuf_free_seg(m);
-		m = n;
-	}
-	w->rb_segs -= a->rsp_segs;
+	http_rb_chain_free(w, a->rsp_head, a->rsp_segs);
 	a->rsp_head = a->rsp_tail = NULL;
 	a->rsp_bytes = a->rsp_segs = 0;
 }
@@ -207,34 +199,8 @@ static bool rsp_keep(struct http_worker *w, struct http_ext_proc *a, const char 
 {
 	if ((uint64_t)a->rsp_bytes + n > HTTP_EXT_PROC_BODY_MAX)
 		return false;
-	while (n) {
-		struct rte_mbuf *t = a->rsp_tail;
-		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
-		if (!room) {
-			if (w->rb_segs >= (w->rb_segs_max ? w->rb_segs_max : HTTP_RB_WORKER_SEGS))
-				return false;
-			struct rte_mbuf *m = http_mbuf(w);
-			if (!m)
-				return false;
-			m->next = NULL;
-			if (t)
-				t->next = m;
-			else
-				a->rsp_head = m;
-			a->rsp_tail = m;
-			a->rsp_segs++;
-			w->rb_segs++;
-			continue;
-		}
-		size_t k = n < room ? n : room;
-		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
-		t->data_len = (uint16_t)(t->data_len + k);
-		t->pkt_len = t->data_len;
-		p += k;
-		n -= k;
-		a->rsp_bytes += (uint32_t)k;
-	}
-	return true;
+	return http_rb_chain_append(w, &a->rsp_head, &a->rsp_tail, &a->rsp_segs, &a->rsp_bytes, p,
+				    n);
 }
 
 static void ep_put(struct http_worker *w, struct http_ext_proc *a)

@@ -16,11 +16,9 @@
 #include "http_int.h"
 #include "http_req_kept.h"
 
-/* The kept segments go back: out of line, so that the common call (none
- * kept) sets up no frame for the freeing loop. */
-static void __attribute__((noinline)) rb_free_chain(struct http_stream *st)
+void http_rb_chain_free(struct http_worker *w, struct rte_mbuf *head, uint32_t segs)
 {
-	struct rte_mbuf *m = X(st)->rb_head;
+	struct rte_mbuf *m = head;
 	while (m) {
 		struct rte_mbuf *n = m->next;
 		m->next = NULL;
@@ -28,7 +26,14 @@ static void __attribute__((noinline)) rb_free_chain(struct http_stream *st)
 		rte_pktmbuf_free_seg(m);
 		m = n;
 	}
-	st->hc->w->rb_segs -= X(st)->rb_segs;
+	w->rb_segs -= segs;
+}
+
+/* The kept segments go back: out of line, so that the common call (none
+ * kept) sets up no frame for the freeing loop. */
+static void __attribute__((noinline)) rb_free_chain(struct http_stream *st)
+{
+	http_rb_chain_free(st->hc->w, X(st)->rb_head, X(st)->rb_segs);
 	X(st)->rb_head = X(st)->rb_tail = NULL;
 	X(st)->rb_bytes = X(st)->rb_segs = 0;
 }
@@ -45,13 +50,11 @@ void http_rb_free(struct http_stream *st)
 	st->state &= ~HTTP_S_REPLAYING;
 }
 
-bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limit)
+bool http_rb_chain_append(struct http_worker *w, struct rte_mbuf **head, struct rte_mbuf **tail,
+			  uint32_t *segs, uint32_t *bytes, const char *p, size_t n)
 {
-	struct http_worker *w = st->hc->w;
-	if ((uint64_t)X(st)->rb_bytes + n > limit)
-		return false;
 	while (n) {
-		struct rte_mbuf *t = X(st)->rb_tail;
+		struct rte_mbuf *t = *tail;
 		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
 		if (!room) {
 			if (w->rb_segs >= (w->rb_segs_max ? w->rb_segs_max : HTTP_RB_WORKER_SEGS))
@@ -63,9 +66,9 @@ bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limi
 			if (t)
 				t->next = m;
 			else
-				X(st)->rb_head = m;
-			X(st)->rb_tail = m;
-			X(st)->rb_segs++;
+				*head = m;
+			*tail = m;
+			(*segs)++;
 			w->rb_segs++;
 			continue;
 		}
@@ -75,9 +78,18 @@ bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limi
 		t->pkt_len = t->data_len;
 		p += k;
 		n -= k;
-		X(st)->rb_bytes += (uint32_t)k;
+		*bytes += (uint32_t)k;
 	}
 	return true;
+}
+
+bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limit)
+{
+	struct http_xreq *x = X(st);
+	if ((uint64_t)x->rb_bytes + n > limit)
+		return false;
+	return http_rb_chain_append(st->hc->w, &x->rb_head, &x->rb_tail, &x->rb_segs, &x->rb_bytes,
+				    p, n);
 }
 
 size_t http_rb_copy(const struct http_stream *st, char *out, size_t cap)

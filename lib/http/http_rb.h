@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 struct http_stream;
+struct http_worker;
+struct rte_mbuf;
 
 /** Forget the request body kept for retries. */
 void http_rb_free(struct http_stream *st);
@@ -25,6 +27,19 @@ void http_rb_free(struct http_stream *st);
  * bound says no more (@p limit, the worker's HTTP_RB_WORKER_SEGS, the
  * mbufs). */
 bool http_rb_keep(struct http_stream *st, const char *p, size_t n, uint32_t limit);
+/**
+ * @p n bytes @p p onto the mbuf chain *@p head .. *@p tail (*@p segs
+ * mbufs, *@p bytes bytes: the caller's), in whole mbufs counted in the
+ * worker's kept bodies (w->rb_segs, within kept_body_mbufs or
+ * HTTP_RB_WORKER_SEGS): http_rb_keep's for the request's, ext_proc's for
+ * a response's. The caller bounds the bytes. @return false when the
+ * worker's bound or its mbufs say no (what fitted stays on the chain).
+ */
+bool http_rb_chain_append(struct http_worker *w, struct rte_mbuf **head, struct rte_mbuf **tail,
+			  uint32_t *segs, uint32_t *bytes, const char *p, size_t n);
+/** The mbuf chain from @p head (@p segs mbufs counted in w->rb_segs) goes
+ * back: http_rb_free's, ext_proc's for a response's. */
+void http_rb_chain_free(struct http_worker *w, struct rte_mbuf *head, uint32_t segs);
 /** The first @p cap bytes of the body kept into @p out. @return how many. */
 size_t http_rb_copy(const struct http_stream *st, char *out, size_t cap);
 /** The body kept goes to the first attempt's upstream after its head, as
