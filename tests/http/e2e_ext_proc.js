@@ -20,7 +20,8 @@
 // (BUFFERED): the body upper-cased with " [processed]" after it, and
 // x-body-len: its length set. The upstream's answer ends with the body
 // it got on /body paths. On a response's body (BUFFERED): " [resp]"
-// appended.
+// appended. Under /model: x-ai-eg-model: m2 set with clear_route_cache
+// (as Envoy AI Gateway's processor), under /model-keep without it.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -117,6 +118,21 @@ function process_(call) {
             append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' }] },
           body: Buffer.from('denied by processor\n'),
           details: 'policy says no',
+        },
+      });
+      return;
+    }
+    if (p.startsWith('/model')) {
+      // as Envoy AI Gateway's: the model header, the route chosen again
+      call.write({
+        request_headers: {
+          response: {
+            header_mutation: {
+              set_headers: [{ header: hv('x-ai-eg-model', 'm2'),
+                append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' }],
+            },
+            clear_route_cache: !p.startsWith('/model-keep'),
+          },
         },
       });
       return;

@@ -19,8 +19,10 @@
 # (HTTP/1.1 with a length, HTTP/2; a chunked request stays chunked, as
 # Envoy's); with response_body_mode
 # BUFFERED the upstream's body goes to the processor whole after its head
-# and the client gets the processor's body with its length; the counters
-# say so.
+# and the client gets the processor's body with its length;
+# clear_route_cache with the processor's x-ai-eg-model routes the request
+# again (Envoy AI Gateway's way), its absence keeps the route; the
+# counters say so.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -116,5 +118,10 @@ expect "message: response_body, whole, end_of_stream" "$c" '"eos":true,"body":"g
 body=$(cc --http2-prior-knowledge -D "$h" "http://$us/rbody/h2")
 expect "response body, HTTP/2 client: replaced" "$body" "^got alice - .* \[resp\]$"
 expect "stream_msgs_sent (3 a /rbody request)" "$(stat http.ep.ext_proc.stream_msgs_sent)" "^21$"
+body=$(cc -D "$h" "http://$us/model/chat")
+expect "clear_route_cache: routed again on the processor's header" "$body" \
+	"^routed on the model m2$"
+body=$(cc -D "$h" "http://$us/model-keep/chat")
+expect "no clear_route_cache: the route the client's headers matched" "$body" "^got - - "
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
