@@ -1401,75 +1401,6 @@ static bool ep_forwards(const struct arn_cfg_ext_proc *f, const char *n, size_t 
 	return false;
 }
 
-/* Header @p name's first entry in @p h from @p from (@p n entries), or n. */
-static unsigned view_find(const struct http_ext_proc_hdr *h, unsigned from, unsigned n,
-			  const char *name, size_t len)
-{
-	for (unsigned i = from; i < n; i++)
-		if (h[i].name_len == len && strncasecmp(h[i].name, name, len) == 0)
-			return i;
-	return n;
-}
-
-/* Drop entry @p i of @p h (*@p n entries), the order kept. */
-static void view_drop(struct http_ext_proc_hdr *h, unsigned *n, unsigned i)
-{
-	memmove(h + i, h + i + 1, (*n - i - 1) * sizeof(h[0]));
-	(*n)--;
-}
-
-/*
- * The request edits earlier filters kept for the upstream request
- * (http_req_edits_kept: an earlier ext_proc filter's mutations, jwt_authn's
- * and ext_authz's headers) applied to the view @p h (*@p n entries, at
- * most @p cap), as the writer applies them (arn_h1_edit_op): Envoy's
- * later filter sees the header map the earlier ones mutated. @return
- * false when they do not fit.
- */
-static bool view_edits(struct http_stream *st, struct http_ext_proc_hdr *h, unsigned *n,
-		       unsigned cap)
-{
-	const struct http_req_edits *k = http_req_edits_kept(st);
-	for (unsigned j = 0; k && j < k->n; j++) {
-		const struct arn_h1_edit *e = &k->e[j];
-		unsigned i = view_find(h, 0, *n, e->name, e->name_len);
-		bool found = i < *n;
-		bool set = false, add = false;
-		switch (e->op) {
-		case ARN_H1_EDIT_REMOVE:
-			while ((i = view_find(h, 0, *n, e->name, e->name_len)) < *n)
-				view_drop(h, n, i);
-			continue;
-		case ARN_H1_EDIT_SET:
-			set = found;
-			add = !found;
-			break;
-		case ARN_H1_EDIT_SET_IF_PRESENT:
-			set = found;
-			break;
-		case ARN_H1_EDIT_ADD_IF_ABSENT:
-			add = !found;
-			break;
-		default: /* ADD, APPEND_VALUE: one more line */
-			add = true;
-			break;
-		}
-		if (set) {
-			h[i].value = e->value;
-			h[i].value_len = e->value_len;
-			unsigned d;
-			while ((d = view_find(h, i + 1, *n, e->name, e->name_len)) < *n)
-				view_drop(h, n, d);
-		} else if (add) {
-			if (*n >= cap)
-				return false;
-			h[(*n)++] = (struct http_ext_proc_hdr){e->name, e->value, e->name_len,
-							       e->value_len};
-		}
-	}
-	return true;
-}
-
 /* The request's headers as Envoy's header map has them: the
  * pseudo-headers, then its fields (Host as :authority), each line an
  * entry, with what earlier filters' kept edits did to them; encoded at
@@ -1479,36 +1410,40 @@ static long ep_request_headers(struct http_ext_proc *a)
 	struct http_stream *st = a->st;
 	const struct arn_cfg_ext_proc *f = a->cfg;
 	const struct arn_h1_msg *m = &st->req.m;
+	/* the view the edits apply to (http_req_edits_view, the route
+	 * matcher's too), then the message's entries */
+	struct arn_cfg_header v[4 + HTTP_MAX_HDRS];
 	struct http_ext_proc_hdr h[4 + HTTP_MAX_HDRS];
-	unsigned n = 0;
+	size_t n = 0;
 	const char *scheme = st->hc->tls ? "https" : "http";
-	struct http_ext_proc_hdr ps[4] = {
-	    {":authority", st->auth, 10, st->auth_len},
-	    {":path", m->path.p, 5, (uint32_t)m->path.len},
-	    {":method", m->method_name.p, 7, (uint32_t)m->method_name.len},
-	    {":scheme", scheme, 7, (uint32_t)strlen(scheme)},
+	const struct arn_cfg_header ps[4] = {
+	    {":authority", 10, st->auth, st->auth_len},
+	    {":path", 5, m->path.p, m->path.len},
+	    {":method", 7, m->method_name.p, m->method_name.len},
+	    {":scheme", 7, scheme, strlen(scheme)},
 	};
 	for (unsigned i = 0; i < 4; i++)
 		if (ep_forwards(f, ps[i].name, ps[i].name_len))
-			h[n++] = ps[i];
+			v[n++] = ps[i];
 	for (unsigned i = 0; i < m->n_hdrs && n < 4 + HTTP_MAX_HDRS; i++) {
 		const struct arn_h1_header *x = &m->hdrs[i];
 		if (name_is(x->name, x->name_len, "host") || !ep_forwards(f, x->name, x->name_len))
 			continue;
-		h[n++] = (struct http_ext_proc_hdr){x->name, x->value, (uint32_t)x->name_len,
-						    (uint32_t)x->value_len};
+		v[n++] = (struct arn_cfg_header){x->name, x->name_len, x->value, x->value_len};
 	}
-	unsigned nf = n;
-	if (!view_edits(st, h, &n, 4 + HTTP_MAX_HDRS))
+	size_t nf = n;
+	if (!http_req_edits_view(st, v, &n, 4 + HTTP_MAX_HDRS))
 		return -E2BIG;
-	/* forward_rules on what the edits added too */
-	for (unsigned i = nf; i < n;)
-		if (!ep_forwards(f, h[i].name, h[i].name_len))
-			view_drop(h, &n, i);
-		else
-			i++;
+	unsigned k = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* forward_rules on what the edits added too */
+		if (i >= nf && !ep_forwards(f, v[i].name, v[i].name_len))
+			continue;
+		h[k++] = (struct http_ext_proc_hdr){v[i].name, v[i].value, (uint32_t)v[i].name_len,
+						    (uint32_t)v[i].value_len};
+	}
 	bool eos = !http_msg_has_body(m);
-	return http_ext_proc_encode_headers(false, h, n, eos, (uint8_t *)a->big, HTTP_EXT_PROC_REQ);
+	return http_ext_proc_encode_headers(false, h, k, eos, (uint8_t *)a->big, HTTP_EXT_PROC_REQ);
 }
 
 /* The stream could not start: as a failed stream. @return true when
