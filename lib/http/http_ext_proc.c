@@ -826,6 +826,28 @@ static void ep_route_cache(struct http_ext_proc *a, const struct http_ext_proc_r
 	}
 }
 
+/* The answer's :path on the request: what the router sends, the access
+ * log and a later ext_proc filter read; the route stays the one the path
+ * before it matched (http_route_path_keep) unless the route cache is
+ * cleared, as Envoy's cached route. @return false when the stream's text
+ * had no room for that: answered 500 (never a request on a route it did
+ * not match). */
+static bool ep_set_path(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	if (!a->new_path)
+		return true;
+	if (http_route_path_keep(st) < 0) {
+		HTTP_INC(st->hc, rq_edit_overflow);
+		ep_complete(a);
+		ep_close(a);
+		ep_reply(a, 500, NULL, 0, "header_edits_overflow", NULL, 0);
+		return false;
+	}
+	st->req.m.path = (struct arn_h1_slice){.p = a->new_path, .len = a->new_path_len};
+	return true;
+}
+
 /* The answer to the request's headers (Envoy's handleHeadersResponse).
  * @return true when it answered the client. */
 static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
@@ -848,11 +870,8 @@ static bool ep_headers_answer(struct http_ext_proc *a, const struct http_ext_pro
 	}
 	ep_route_cache(a, r);
 	a->n_up = n;
-	if (a->new_path) {
-		/* what the router sends, the access log and a later ext_proc
-		 * filter read (the request was routed on the client's) */
-		st->req.m.path = (struct arn_h1_slice){.p = a->new_path, .len = a->new_path_len};
-	}
+	if (!ep_set_path(a))
+		return true;
 	bool body = a->body_buf && http_msg_has_body(&st->req.m);
 	if (body)
 		ep_between(a, EP_READ_REQ_BODY); /* the stream stays for the body */
@@ -959,8 +978,8 @@ static bool ep_body_answer(struct http_ext_proc *a, const struct http_ext_proc_r
 		ep_fail_request(a, bad ? bad : "ext_proc_error_mutations_past_arion_bounds");
 		return true;
 	}
-	if (a->new_path)
-		m->path = (struct arn_h1_slice){.p = a->new_path, .len = a->new_path_len};
+	if (!ep_set_path(a))
+		return true;
 	ep_route_cache(a, r); /* as handleBodyResponse's */
 	if (r->has_new_body || r->clear_body) {
 		uint32_t bl = r->has_new_body ? r->new_body_len : 0;

@@ -519,6 +519,18 @@ static inline __attribute__((always_inline)) void head_walk(struct http_stream *
 	};
 	/* the filters read req.headers themselves: built for them here */
 	if (walk) {
+		if (unlikely(st->route_path) && !st->route_edited) {
+			/* a filter rewrote the path without clearing the route
+			 * cache (ext_proc's :path): the route is the one the
+			 * path before it matched, as Envoy's cached route (only
+			 * a filter sets it: tested where they walk, bench_hcm's
+			 * idle chain pays nothing) */
+			const struct arn_h1_slice *rp = http_route_path(st);
+			if (rp) {
+				req.path = rp->p;
+				req.path_len = rp->len;
+			}
+		}
 		size_t n;
 		req.headers = route_hdrs_get(&src, &n);
 		req.n_headers = n;

@@ -60,6 +60,31 @@ int http_req_edits_keep(struct http_stream *st, const struct arn_h1_edit *e, uns
 	return 0;
 }
 
+int http_route_path_keep(struct http_stream *st)
+{
+	if (st->route_path)
+		return 0;
+	if (!st->res || st->text_len >= HTTP_TEXT)
+		return -ENOSPC;
+	uintptr_t a = (uintptr_t)(st->res->text + st->text_len);
+	size_t skip = (size_t)((8 - a % 8) % 8);
+	char *t = http_st_text(st, skip + sizeof(struct arn_h1_slice));
+	if (!t)
+		return -ENOSPC;
+	struct arn_h1_slice *k = (struct arn_h1_slice *)(void *)(t + skip);
+	*k = st->req.m.path; /* its bytes are the request head's, kept with it */
+	_Static_assert(HTTP_TEXT < UINT16_MAX, "route_path holds 1 + an offset in the text");
+	st->route_path = (uint16_t)((char *)k - st->res->text + 1);
+	return 0;
+}
+
+const struct arn_h1_slice *http_route_path(const struct http_stream *st)
+{
+	return st->route_path && st->res
+		   ? (const struct arn_h1_slice *)(const void *)(st->res->text + st->route_path - 1)
+		   : NULL;
+}
+
 /* Entry @p name's first line in @p h from @p from (@p n entries), or n. */
 static size_t view_find(const struct arn_cfg_header *h, size_t from, size_t n, const char *name,
 			size_t len)

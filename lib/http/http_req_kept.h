@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 struct arn_cfg_header;
+struct arn_h1_slice;
 struct arn_cfg_ref;
 struct arn_cfg_request;
 struct arn_cfg_route_action;
@@ -55,6 +56,18 @@ int http_req_edits_keep(struct http_stream *st, const struct arn_h1_edit *e, uns
  */
 bool http_req_edits_view(const struct http_stream *st, struct arn_cfg_header *h, size_t *n,
 			 size_t cap);
+
+/**
+ * Keep the path @p st's route is matched on (the request's, before a
+ * filter rewrites it: Envoy's cached route), once: a rewrite of the path
+ * then does not move the request unless the route cache is cleared
+ * (st->route_edited). @return 0, or -ENOSPC when the stream's text has
+ * no room (the caller must not rewrite the path then).
+ */
+int http_route_path_keep(struct http_stream *st);
+
+/** The path kept by http_route_path_keep, or NULL (in @p st's text). */
+const struct arn_h1_slice *http_route_path(const struct http_stream *st);
 
 /**
  * The www-authenticate header of an authentication filter's 401 into

@@ -249,6 +249,11 @@ struct http_stream {
 	 * stream_reset zeroes (bench_hcm: in http_xreq it cost 2
 	 * instructions a request, its zeroed block a word longer) */
 	bool route_edited;
+	/* a filter rewrote the path (ext_proc's :path) without clearing the
+	 * route cache: 1 + the offset in res->text of the path the route is
+	 * matched on (http_route_path), as Envoy's cached route; 0: the
+	 * request's own. In the same hole */
+	uint16_t route_path;
 	const char *auth;     /* authority as routed (port stripped or not) */
 	uint32_t auth_len;
 	const char *ep_host;   /* the endpoint's hostname, or NULL */

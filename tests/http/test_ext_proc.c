@@ -2053,8 +2053,8 @@ static void test_ext_proc_local_reply_clean(void **state)
  * request's headers), then header_mutation "hm" whose per-route config
  * on the route to "two" adds x-later: two, then the router. Virtual host
  * "nr" has one route, which wants x-keep; the others: x-ai-eg-model m2
- * to "two" (HeaderMutationPerRoute), direct to a direct response 418,
- * else "web". %s: more ExternalProcessor fields. */
+ * to "two" (HeaderMutationPerRoute), /p2 to "two", direct to a direct
+ * response 418, else "web". %s: more ExternalProcessor fields. */
 /* clang-format off */
 #define RC_MODEL(v) "\"headers\":[{\"name\":\"x-ai-eg-model\",\"string_match\":{\"exact\":\"" v "\"}}]"
 #define RC_LISTENER                                                                                \
@@ -2071,6 +2071,7 @@ static void test_ext_proc_local_reply_clean(void **state)
 	"\"typed_per_filter_config\":{\"hm\":{" AT_("header_mutation.v3.HeaderMutationPerRoute")  \
 	",\"mutations\":{\"request_mutations\":[{\"append\":{\"header\":{\"key\":\"x-later\","     \
 	"\"value\":\"two\"}}}]}}}},"                                                              \
+	"{\"match\":{\"prefix\":\"/p2\"},\"route\":{\"cluster\":\"two\"}},"                  \
 	"{\"match\":{\"prefix\":\"/\"," RC_MODEL("direct") "},\"direct_response\":{\"status\":418}}," \
 	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
 	"\"http_filters\":[{\"name\":\"ep\",\"typed_config\":{" AT_("ext_proc.v3.ExternalProcessor") \
@@ -2203,6 +2204,39 @@ static void test_ext_proc_clear_route_cache(void **state)
 	assert_true(u->addr != ADDR_WEB); /* its own header's route */
 	assert_int_equal(ep_stat(ARN_EXT_PROC_clear_route_cache_ignored) - ign0, 1);
 	assert_int_equal(ep_stat(ARN_EXT_PROC_clear_route_cache_disabled) - dis0, 0);
+	hh_end();
+}
+
+/* A :path rewrite without clear_route_cache: the new path goes upstream
+ * on the route the client's path matched (Envoy's cached route: "web"),
+ * with it the new path's route ("two"). Fails before: the rewritten path
+ * moved the request to "two" without clear_route_cache. */
+static void test_ext_proc_path_route_kept(void **state)
+{
+	(void)state;
+	char r[4096];
+	uint8_t msg[1024], mut[512];
+	size_t n = 0, k;
+	bool first = true;
+	struct peer *u;
+	rc_begin("");
+	/* a :path rewrite without clear_route_cache: the route stays the one
+	 * the client's path matched (Envoy's cached route), the new path goes
+	 * upstream; with it, the new path's route */
+	n = 0;
+	set_hdr(mut, &n, ":path", "/p2/x", 2, -1);
+	k = rc_answer(msg, mut, n, false);
+	u = rc_case("GET /a HTTP/1.1\r\nHost: a\r\n\r\n", msg, k, first, r, sizeof(r));
+	first = false;
+	assert_non_null(u);
+	if (u->addr != ADDR_WEB || !strstr(r, "GET /p2/x HTTP/1.1\r\n"))
+		fail_msg("upstream %08x got: %s", u->addr, r);
+	k = rc_answer(msg, mut, n, true);
+	u = rc_case("GET /a HTTP/1.1\r\nHost: a\r\n\r\n", msg, k, first, r, sizeof(r));
+	first = false;
+	assert_non_null(u);
+	if (u->addr == ADDR_WEB || !strstr(r, "GET /p2/x HTTP/1.1\r\n"))
+		fail_msg("upstream %08x got: %s", u->addr, r);
 	hh_end();
 }
 
@@ -2392,6 +2426,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_local_reply_clean),
 	    cmocka_unit_test(test_ext_proc_clear_route_cache),
 	    cmocka_unit_test(test_ext_proc_clear_route_cache_modes),
+	    cmocka_unit_test(test_ext_proc_path_route_kept),
 	    cmocka_unit_test(test_ext_proc_answer_while_queued),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
