@@ -9,7 +9,9 @@
  * it an allocation fails and the script gets Lua's "not enough memory"
  * error), and each call into a script by a count hook
  * (ARN_LUA_INSTR_MAX VM instructions, then a script error), so a loop ends
- * and the worker goes on serving. Libraries: base (without dofile,
+ * and the worker goes on serving; the pattern functions (string.find, match,
+ * gmatch, gsub) are Arion's (lua_pat.c), their steps charged to the same
+ * budget, since C code runs no hook. Libraries: base (without dofile,
  * loadfile, load: no file and no bytecode), string, table, math, utf8, and
  * os's clock / date / time; a global unpack (Lua 5.1's, for LuaJIT-era
  * scripts). No io, os.execute, package, require or debug.
@@ -38,6 +40,7 @@ struct arn_lua_mem {
 	uint64_t refused; /* allocations refused by the bound */
 	uint32_t budget;  /* hook steps left in the current call */
 	bool over;	  /* the current call ran out of instructions */
+	uint64_t acc;	  /* instructions charged by C (arn_lua_charge) not yet a step */
 };
 
 /**
@@ -55,6 +58,23 @@ void arn_lua_close(lua_State *L);
  * @p mem for one call (ARN_LUA_INSTR_MAX instructions).
  */
 void arn_lua_arm(lua_State *co, struct arn_lua_mem *mem);
+
+/**
+ * Charge @p n instructions of work done in C (where the count hook never
+ * fires) to the current call of the state whose accounting is @p mem,
+ * running on thread @p L: past the call's budget, the call fails as the
+ * hook fails it ("instruction limit reached", every further instruction
+ * failing too). Raises a Lua error then: call it only from a function
+ * Lua called.
+ */
+void arn_lua_charge(lua_State *L, struct arn_lua_mem *mem, uint64_t n);
+
+/**
+ * Register Arion's string.find, match, gmatch and gsub (lib/config/lua_pat.c:
+ * Lua 5.4's pattern language, every step charged with arn_lua_charge) in
+ * the string library of @p L, a state made by arn_lua_new.
+ */
+void arn_lua_pat_open(lua_State *L);
 
 /**
  * Load script @p code (@p len bytes, text only) as chunk @p name and run

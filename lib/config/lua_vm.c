@@ -40,6 +40,17 @@ static void *lalloc(void *ud, void *ptr, size_t osize, size_t nsize)
  * script's pcall cannot catch the error and loop on: the first
  * instruction outside every pcall raises it to the top.
  */
+static void hook(lua_State *L, lua_Debug *ar);
+
+_Noreturn static void exhausted(lua_State *L, struct arn_lua_mem *m)
+{
+	m->budget = 0;
+	m->over = true;
+	lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+	luaL_error(L, "instruction limit reached (%d)", (int)ARN_LUA_INSTR_MAX);
+	__builtin_unreachable();
+}
+
 static void hook(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
@@ -49,15 +60,26 @@ static void hook(lua_State *L, lua_Debug *ar)
 		m->budget--;
 		return;
 	}
-	m->over = true;
-	lua_sethook(L, hook, LUA_MASKCOUNT, 1);
-	luaL_error(L, "instruction limit reached (%d)", (int)ARN_LUA_INSTR_MAX);
+	exhausted(L, m);
+}
+
+void arn_lua_charge(lua_State *L, struct arn_lua_mem *m, uint64_t n)
+{
+	m->acc += n;
+	if (m->acc < ARN_LUA_HOOK_STEP)
+		return;
+	uint64_t k = m->acc / ARN_LUA_HOOK_STEP;
+	m->acc %= ARN_LUA_HOOK_STEP;
+	if (k > m->budget)
+		exhausted(L, m);
+	m->budget -= (uint32_t)k;
 }
 
 void arn_lua_arm(lua_State *co, struct arn_lua_mem *mem)
 {
 	mem->budget = ARN_LUA_INSTR_MAX / ARN_LUA_HOOK_STEP;
 	mem->over = false;
+	mem->acc = 0;
 	lua_sethook(co, hook, LUA_MASKCOUNT, ARN_LUA_HOOK_STEP);
 	/* the main thread runs the finalizers a collection calls */
 	lua_rawgeti(co, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
@@ -145,6 +167,7 @@ static int open_libs(lua_State *L)
 	lua_pushcclosure(L, rep_bounded, 1);
 	lua_setfield(L, -2, "rep");
 	lua_pop(L, 1);
+	arn_lua_pat_open(L);
 	if (luaL_loadbufferx(L, prelude, sizeof(prelude) - 1, "=prelude", "t") != LUA_OK)
 		return lua_error(L);
 	lua_call(L, 0, 0);
@@ -174,6 +197,7 @@ void arn_lua_close(lua_State *L)
 	lua_getallocf(L, (void **)&m);
 	/* finalizers a script set run now: one step of instructions each */
 	m->budget = 0;
+	m->acc = 0;
 	lua_sethook(L, hook, LUA_MASKCOUNT, ARN_LUA_HOOK_STEP);
 	lua_close(L);
 }

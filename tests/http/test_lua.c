@@ -35,6 +35,7 @@
 	"if p == '/cl' then hd:replace('content-length', '1') end "                                \
 	"if p == '/crlf' then hd:add('x-a', 'b\\\\r\\\\nx-evil: 1') end "                           \
 	"if p == '/xbody' then h:body():length() end "                                                       \
+	"if p == '/pat' then hd:add('x-found', tostring((hd:get('x-pat') or ''):find('.-.-.-b'))) return end "\
 	"local si = h:streamInfo() "                                                               \
 	"hd:add('x-lua', hd:get(':method') .. ' ' .. hd:get(':authority') .. ' ' .. "              \
 	"(hd:get('x-in') or 'none') .. ' ' .. si:protocol() .. ' ' .. "                            \
@@ -427,6 +428,36 @@ static void test_lua_loop_bounded(void **state)
 	hh_end();
 }
 
+/* A pattern the client's bytes feed: Lua's find backtracks (150 bytes:
+ * ~20 M steps in the stock library's C, which the count hook never
+ * interrupts); Arion's matcher charges its steps to the call, so the call
+ * ends at the bound (instructions_exhausted) and the request goes on as
+ * it came. Fails before the pattern functions were Arion's: the stock
+ * find returns nil within the budget's instructions, x-found: nil is
+ * added, and the counter stays. */
+static void test_lua_pattern_bounded(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	uint64_t i0 = lua_stat(ARN_LUA_instructions_exhausted);
+	char req[512], up[512];
+	char as[151];
+	memset(as, 'a', 150);
+	as[150] = 0;
+	snprintf(req, sizeof(req), "GET /pat HTTP/1.1\r\nHost: a\r\nx-pat: %s\r\n\r\n", as);
+	snprintf(up, sizeof(up), "GET /pat HTTP/1.1\r\nHost: a\r\nx-pat: %s\r\n" ADDED "\r\n", as);
+	exchange(0, req, up, OK5, "x-resp-lua: 200");
+	assert_int_equal(lua_stat(ARN_LUA_instructions_exhausted), i0 + 1);
+	/* a short one matches and the script goes on */
+	exchange(0, "GET /pat HTTP/1.1\r\nHost: a\r\nx-pat: aab\r\n\r\n",
+		 "GET /pat HTTP/1.1\r\nHost: a\r\nx-pat: aab\r\n" ADDED "x-found: 1\r\n\r\n", OK5,
+		 "x-resp-lua: 200");
+	assert_int_equal(lua_stat(ARN_LUA_instructions_exhausted), i0 + 1);
+	hh_end();
+}
+
 /* The memory bound, attacked: a script that allocates without end fails
  * on the state's bound (memory_exhausted), the request goes on, and the
  * same state serves the next request once its garbage is collected. */
@@ -562,6 +593,7 @@ int main(void)
 	    cmocka_unit_test(test_lua_body),
 	    cmocka_unit_test(test_lua_body_worker_bound),
 	    cmocka_unit_test(test_lua_loop_bounded),
+	    cmocka_unit_test(test_lua_pattern_bounded),
 	    cmocka_unit_test(test_lua_memory_bounded),
 	    cmocka_unit_test(test_lua_edit_rules),
 	    cmocka_unit_test(test_lua_fuzz_listener),
