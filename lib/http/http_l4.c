@@ -250,6 +250,16 @@ int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned c
 		if (h < 0)
 			return h;
 	}
+	/* envoy_on_response's scripts run next: one that waits for the
+	 * body holds the head before the other edits take text; their
+	 * edits go last (below) */
+	struct arn_h1_edit le[HTTP_LUA_RESP_EDITS];
+	int lk = 0;
+	if (arn_cfg_hcm_has_filter(st->hc->hcm, ARN_CFG_HF_LUA)) {
+		lk = http_lua_resp_edits(st, le, HTTP_LUA_RESP_EDITS);
+		if (lk < 0)
+			return lk;
+	}
 	int k = resp_edits(st, e, cap);
 	/* a stateful session's Set-Cookie or header */
 	if (k >= 0 && st->res && st->ss_from) {
@@ -279,10 +289,12 @@ int http_l4_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned c
 		int j = http_ext_proc_resp_edits(st, e + k, cap - (unsigned)k);
 		k = j < 0 ? j : k + j;
 	}
-	if (k >= 0 && arn_cfg_hcm_has_filter(st->hc->hcm, ARN_CFG_HF_LUA)) {
+	if (k >= 0 && lk) {
 		/* envoy_on_response's header changes */
-		int j = http_lua_resp_edits(st, e + k, cap - (unsigned)k);
-		k = j < 0 ? j : k + j;
+		if ((unsigned)lk > cap - (unsigned)k)
+			return -ENOSPC;
+		memcpy(e + k, le, (size_t)lk * sizeof(le[0]));
+		k += lk;
 	}
 	return k;
 }

@@ -54,10 +54,12 @@ struct lua_call {
 	struct lua_add adds[HTTP_LUA_MAX_EDITS];
 	unsigned n_adds;
 	bool overflow;
-	/* body(): the call waits for the request's body */
+	/* body(): the call waits for the request's (or response's) body */
 	bool want_body;
-	int co_ref; /* its coroutine, in the state's registry (LUA_NOREF: none) */
-	size_t fi;  /* the filter's index */
+	bool body_set;	/* setBytes() replaced the request's kept body */
+	bool body_lost; /* setBytes() found no room: the body is not whole */
+	int co_ref;	/* its coroutine, in the state's registry (LUA_NOREF: none) */
+	size_t fi;	/* the filter's index */
 	/* respond() */
 	bool responded;
 	unsigned status;
@@ -78,6 +80,25 @@ struct lua_obj {
 #define MT_CONN "arion.lua.connection"
 #define MT_SSL "arion.lua.ssl_connection"
 #define MT_BUFFER "arion.lua.buffer"
+
+/* A response whose body a script waits for (envoy_on_response's body()):
+ * the filter took the body (HTTP_S_ENC_BODY), kept here whole; the edits
+ * of the calls that ran; the call waiting. Freed at the stream's end. */
+struct lua_resp {
+	struct arn_h1_edit e[HTTP_LUA_RESP_EDITS];
+	unsigned n;
+	struct lua_call *w; /* the call waiting, or NULL */
+	size_t fi;	    /* its filter's index */
+	struct rte_mbuf *head, *tail;
+	uint32_t bytes, segs;
+	bool whole;   /* the body is in: body() answers at once */
+	bool done;    /* every script ran: e[0..n) are the edits */
+	bool written; /* the head and body went to the client */
+	bool len_set; /* setBytes(): content-length the new length */
+	bool lost;    /* setBytes() found no room */
+};
+
+static const struct http_filter_ops lua_enc_ops;
 
 /* ---- control lcore ------------------------------------------------------------------------- */
 
@@ -579,15 +600,48 @@ static int s_timestamp_string(lua_State *L)
 	return 1;
 }
 
+/* Has the response a body (Envoy's end_stream false on its headers)? */
+static bool resp_has_body(const struct http_stream *st)
+{
+	const struct arn_h1_msg *m = &st->resp.m;
+	return !((m->flags & ARN_H1_F_NO_BODY) || st->method == ARN_H1_M_HEAD || m->status == 204 ||
+		 m->status == 304 || ((m->flags & ARN_H1_F_CONTENT_LENGTH) && !m->content_length));
+}
+
+/* body() in envoy_on_response: nil without a body; the buffer once it is
+ * whole (a later script's call); else the call waits for it
+ * (http_lua_resp_edits takes the body). */
+static int resp_body(lua_State *L, struct lua_call *c)
+{
+	struct http_stream *st = c->st;
+	struct lua_resp *lr = st->res->lua_resp;
+	if (lr && lr->whole) {
+		new_obj(L, c, MT_BUFFER);
+		return 1;
+	}
+	if (!resp_has_body(st)) {
+		lua_pushnil(L);
+		return 1;
+	}
+	if (c->want_body)
+		return luaL_error(L, "body() called twice");
+	if (lr || (st->state & HTTP_S_ENC_BODY))
+		/* ext_proc (BUFFERED), grpc_web or the compressor has it */
+		return luaL_error(L, "body() on a response another filter took is not supported "
+				     "by Arion");
+	c->want_body = true;
+	return lua_yield(L, 0);
+}
+
 /* body(): the request's body whole, as a buffer object. Without one
  * (a head-only request), nil; read already by a filter before, at once;
  * else the script waits (the coroutine yields) until it is whole. */
 static int s_body(lua_State *L)
 {
 	struct lua_call *c = live(L, 1, MT_HANDLE);
-	if (c->resp)
-		return luaL_error(L, "body() is not supported by Arion on responses");
 	struct http_stream *st = c->st;
+	if (c->resp)
+		return resp_body(L, c);
 	if (!http_msg_has_body(&st->req.m)) {
 		lua_pushnil(L);
 		return 1;
@@ -606,10 +660,72 @@ static int s_body(lua_State *L)
 	return lua_yield(L, 0);
 }
 
+/* The buffer's bytes: the request's kept body, or the response's. */
+static size_t buf_len(const struct lua_call *c)
+{
+	if (c->resp)
+		return ((const struct lua_resp *)c->st->res->lua_resp)->bytes;
+	return X(c->st)->rb_bytes;
+}
+
+static size_t buf_copy(const struct lua_call *c, char *out, size_t cap)
+{
+	if (!c->resp)
+		return http_rb_copy(c->st, out, cap);
+	const struct lua_resp *lr = c->st->res->lua_resp;
+	size_t k = 0;
+	for (const struct rte_mbuf *m = lr->head; m && k < cap; m = m->next) {
+		size_t n = m->data_len < cap - k ? m->data_len : cap - k;
+		memcpy(out + k, rte_pktmbuf_mtod(m, const char *), n);
+		k += n;
+	}
+	return k;
+}
+
 static int b_length(lua_State *L)
 {
 	struct lua_call *c = live(L, 1, MT_BUFFER);
-	lua_pushinteger(L, (lua_Integer)X(c->st)->rb_bytes);
+	lua_pushinteger(L, (lua_Integer)buf_len(c));
+	return 1;
+}
+
+static bool resp_keep(struct http_stream *st, struct lua_resp *lr, const char *p, size_t n);
+static void resp_free_body(struct http_stream *st, struct lua_resp *lr);
+
+/* setBytes(s): the body is s (Envoy's BufferWrapper: content-length the
+ * new length, which it returns); its bytes charged to the call's
+ * instructions at one per 16 */
+static int b_set(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_BUFFER);
+	size_t n;
+	const char *p = luaL_checklstring(L, 2, &n);
+	struct http_stream *st = c->st;
+	if (n > HTTP_LUA_BODY_MAX)
+		return luaL_error(L, "setBytes(): %d bytes, past the body bound (%d)", (int)n,
+				  (int)HTTP_LUA_BODY_MAX);
+	arn_lua_charge(L, &c->vm->mem, n / 16);
+	if (c->resp) {
+		struct lua_resp *lr = st->res->lua_resp;
+		resp_free_body(st, lr);
+		lr->len_set = true;
+		if (!resp_keep(st, lr, p, n)) {
+			lr->lost = true;
+			return luaL_error(L, "setBytes(): no room for the body on this worker");
+		}
+	} else {
+		if (!c->want_body)
+			/* read by a filter before (its framing is its own) */
+			return luaL_error(L, "setBytes() on a body the script did not wait for is "
+					     "not supported by Arion");
+		http_rb_free(st);
+		c->body_set = true;
+		if (n && !http_rb_keep(st, p, n, HTTP_LUA_BODY_MAX)) {
+			c->body_lost = true;
+			return luaL_error(L, "setBytes(): no room for the body on this worker");
+		}
+	}
+	lua_pushinteger(L, (lua_Integer)n);
 	return 1;
 }
 
@@ -620,7 +736,7 @@ static int b_get(lua_State *L)
 {
 	struct lua_call *c = live(L, 1, MT_BUFFER);
 	lua_Integer at = luaL_checkinteger(L, 2), len = luaL_checkinteger(L, 3);
-	size_t n = X(c->st)->rb_bytes;
+	size_t n = buf_len(c);
 	if (at < 0 || len < 0 || (uint64_t)at > n || (uint64_t)len > n - (uint64_t)at)
 		return luaL_error(L, "index/length must be >= 0 and within the body (%d bytes)",
 				  (int)n);
@@ -633,7 +749,7 @@ static int b_get(lua_State *L)
 	m->budget -= steps;
 	luaL_Buffer b;
 	char *p = luaL_buffinitsize(L, &b, n ? n : 1);
-	size_t k = http_rb_copy(c->st, p, n);
+	size_t k = buf_copy(c, p, n);
 	luaL_pushresultsize(&b, k);
 	lua_pushlstring(L, lua_tostring(L, -1) + at, (size_t)len);
 	return 1;
@@ -842,8 +958,9 @@ static int types_k(lua_State *L)
 					     NULL};
 	type_new(L, MT_SSL, ssl, ssl_nb);
 	lua_pop(L, 1);
-	static const luaL_Reg buffer[] = {{"length", b_length}, {"getBytes", b_get}, {NULL, NULL}};
-	static const char *const buffer_nb[] = {"setBytes", NULL};
+	static const luaL_Reg buffer[] = {
+	    {"length", b_length}, {"getBytes", b_get}, {"setBytes", b_set}, {NULL, NULL}};
+	static const char *const buffer_nb[] = {NULL};
 	type_new(L, MT_BUFFER, buffer, buffer_nb);
 	lua_pop(L, 1);
 	/* EnvoyTimestampResolution, as Envoy's initializer */
@@ -1187,6 +1304,23 @@ void http_lua_body_end(struct http_stream *st)
 	struct lua_call *w = st->res->lua_wait;
 	if (!w)
 		return;
+	run_k(w, w->fi, resume_k);
+	if (w->responded) {
+		wait_free(st);
+		return;
+	}
+	if (w->body_lost) {
+		/* setBytes() found no room: never a part of a body upstream */
+		size_t fi = w->fi;
+		wait_free(st);
+		count(st, fi, ARN_LUA_body_overflow);
+		http_local_reply(st, 503, NULL, 0, 0, "request_buffer_overflow", NULL, 0);
+		return;
+	}
+	/* setBytes(): content-length the new length (Envoy's), the head's
+	 * own replaced by the framing's SET */
+	if (w->body_set)
+		st->req.m.flags &= ~ARN_H1_F_CONTENT_LENGTH;
 	/* whole: framed by its length, it goes first once the router has an
 	 * upstream (as the buffer filter's) */
 	int rc = http_rb_frame_kept(st);
@@ -1200,12 +1334,10 @@ void http_lua_body_end(struct http_stream *st)
 		return;
 	}
 	http_rb_send_first(st);
-	run_k(w, w->fi, resume_k);
-	bool responded = w->responded;
 	size_t i = w->fi;
-	bool ok = responded || keep_edits(st, i, w);
+	bool ok = keep_edits(st, i, w);
 	wait_free(st);
-	if (responded || !ok)
+	if (!ok)
 		return;
 	st->hc->ops->resume_head(st, &http_l4_filter_ops);
 }
@@ -1215,11 +1347,27 @@ size_t http_lua_resume_at(const struct http_stream *st)
 	return st->res ? st->res->lua_from : 0;
 }
 
+static void resp_free(struct http_stream *st)
+{
+	struct lua_resp *lr = st->res->lua_resp;
+	if (!lr)
+		return;
+	if (lr->w) {
+		if (lr->w->co_ref != LUA_NOREF)
+			let_go(lr->w);
+		free(lr->w);
+	}
+	resp_free_body(st, lr);
+	free(lr);
+	st->res->lua_resp = NULL;
+}
+
 void http_lua_stream_end(struct http_stream *st)
 {
 	if (!st->res)
 		return;
 	wait_free(st);
+	resp_free(st);
 	st->res->lua_from = 0;
 	st->res->lua_reading = false;
 }
@@ -1240,7 +1388,7 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
 	c.m = &st->req.m;
 	c.resp = false;
 	c.n_rm = c.n_adds = c.n_reply = 0;
-	c.overflow = c.responded = c.want_body = false;
+	c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
 	c.co_ref = LUA_NOREF;
 	c.fi = i;
 	memset(c.gone, 0, sizeof(bool) * st->req.m.n_hdrs);
@@ -1272,15 +1420,104 @@ static bool lua_off(const struct http_stream *st, const struct arn_cfg_hcm *h, s
 	return arn_cfg_filter_off(st->vhost, st->route, name, strlen(name), dflt);
 }
 
-int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+/* @p n bytes @p p onto the response's kept body, in whole mbufs within
+ * the worker's kept bodies (HTTP_RB_WORKER_SEGS, shared with the request
+ * bodies') and HTTP_LUA_BODY_MAX. @return false when a bound says no. */
+static bool resp_keep(struct http_stream *st, struct lua_resp *lr, const char *p, size_t n)
+{
+	struct http_worker *w = st->hc->w;
+	if ((uint64_t)lr->bytes + n > HTTP_LUA_BODY_MAX)
+		return false;
+	while (n) {
+		struct rte_mbuf *t = lr->tail;
+		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
+		if (!room) {
+			if (w->rb_segs >= (w->rb_segs_max ? w->rb_segs_max : HTTP_RB_WORKER_SEGS))
+				return false;
+			struct rte_mbuf *m = http_mbuf(w);
+			if (!m)
+				return false;
+			m->next = NULL;
+			if (t)
+				t->next = m;
+			else
+				lr->head = m;
+			lr->tail = m;
+			lr->segs++;
+			w->rb_segs++;
+			continue;
+		}
+		size_t k = n < room ? n : room;
+		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
+		t->data_len = (uint16_t)(t->data_len + k);
+		t->pkt_len = t->data_len;
+		p += k;
+		n -= k;
+		lr->bytes += (uint32_t)k;
+	}
+	return true;
+}
+
+static void resp_free_body(struct http_stream *st, struct lua_resp *lr)
+{
+	struct rte_mbuf *m = lr->head;
+	while (m) {
+		struct rte_mbuf *n = m->next;
+		m->next = NULL;
+		rte_pktmbuf_free_seg(m);
+		m = n;
+	}
+	st->hc->w->rb_segs -= lr->segs;
+	lr->head = lr->tail = NULL;
+	lr->bytes = lr->segs = 0;
+}
+
+/* The call @p c (filter @p i) waits for the response's body: the filter
+ * takes it, the edits e[0..n) of the calls before kept. @return -EAGAIN;
+ * -ECANCELED (a content-length past the bound: answered 500); or 0 (no
+ * memory: the call ends there, as a script error). */
+static int resp_wait(struct http_stream *st, size_t i, struct lua_call *c,
+		     const struct arn_h1_edit *e, unsigned n)
+{
+	c->vm->pins++;
+	const struct arn_h1_msg *m = &st->resp.m;
+	if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && m->content_length > HTTP_LUA_BODY_MAX) {
+		/* Envoy's encoder buffer limit, the head not sent: 500, before
+		 * a byte of it is read */
+		let_go(c);
+		HTTP_INC(st->hc, rs_too_large);
+		http_local_reply(st, 500, NULL, 0, 0, "response_payload_too_large", NULL, 0);
+		return -ECANCELED;
+	}
+	struct lua_resp *lr = calloc(1, sizeof(*lr));
+	struct lua_call *w = malloc(sizeof(*w));
+	if (!lr || !w) {
+		free(lr);
+		free(w);
+		let_go(c);
+		count(st, i, ARN_LUA_errors);
+		return 0;
+	}
+	*w = *c;
+	memcpy(lr->e, e, n * sizeof(*e));
+	lr->n = n;
+	lr->w = w;
+	lr->fi = i;
+	st->res->lua_resp = lr;
+	st->enc = &lua_enc_ops;
+	st->enc_state = lr;
+	st->state |= HTTP_S_ENC_BODY;
+	return -EAGAIN;
+}
+
+/* The response scripts of the Lua filters from @p from on, their edits
+ * after e[0..n) (at most @p cap). @return how many in all, -ENOSPC, or
+ * resp_wait's -EAGAIN / -ECANCELED. */
+static int resp_run(struct http_stream *st, size_t from, struct arn_h1_edit *e, unsigned cap,
+		    unsigned n)
 {
 	const struct arn_cfg_hcm *h = st->hc->hcm;
-	unsigned n = 0;
-	/* a local reply has no parsed head: Arion runs no script on it; nor
-	 * on a 1xx (Envoy's encode1xxHeaders runs no Lua) */
-	if (!h || st->resp.m.status < 200 || !st->res || st->resp.m.n_hdrs > HTTP_MAX_HDRS)
-		return 0;
-	for (size_t i = 0; i < h->n_http_filters; i++) {
+	for (size_t i = from; i < h->n_http_filters; i++) {
 		if (h->http_filters[i] != ARN_CFG_HF_LUA || !h->http_filter_cfgs ||
 		    !h->http_filter_cfgs[i] || lua_off(st, h, i))
 			continue;
@@ -1297,14 +1534,164 @@ int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned 
 		c.m = &st->resp.m;
 		c.resp = true;
 		c.n_rm = c.n_adds = c.n_reply = 0;
-		c.overflow = c.responded = c.want_body = false;
+		c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
 		c.co_ref = LUA_NOREF;
 		c.fi = i;
 		memset(c.gone, 0, sizeof(bool) * st->resp.m.n_hdrs);
 		run(&c, i);
+		if (c.want_body && c.co_ref != LUA_NOREF) {
+			int rc = resp_wait(st, i, &c, e, n);
+			if (rc < 0)
+				return rc;
+		}
 		if (n + c.n_rm + c.n_adds > cap)
 			return -ENOSPC;
 		n += emit(&c, e + n);
 	}
 	return (int)n;
 }
+
+int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
+{
+	const struct arn_cfg_hcm *h = st->hc->hcm;
+	/* a local reply has no parsed head (or replaced the upstream's):
+	 * Arion runs no script on it; nor on a 1xx (Envoy's
+	 * encode1xxHeaders runs no Lua) */
+	if (!h || (st->state & HTTP_S_LOCAL) || st->resp.m.status < 200 || !st->res ||
+	    st->resp.m.n_hdrs > HTTP_MAX_HDRS)
+		return 0;
+	struct lua_resp *lr = st->res->lua_resp;
+	if (lr) {
+		/* asked again (http_hcm_write_head) once the body was read
+		 * and the scripts ran */
+		if (!lr->done)
+			return -EAGAIN;
+		if (lr->n > cap)
+			return -ENOSPC;
+		memcpy(e, lr->e, lr->n * sizeof(*e));
+		return (int)lr->n;
+	}
+	return resp_run(st, 0, e, cap, 0);
+}
+
+/* The head (the filters' edits, the scripts' among them) and the kept
+ * body go to the client. Once. */
+static bool resp_write(struct http_stream *st, struct lua_resp *lr)
+{
+	if (lr->written)
+		return true;
+	lr->written = true;
+	st->hc->ops->write_head(st);
+	if ((st->state & HTTP_S_LOCAL) || !(st->state & HTTP_S_RESP_STARTED))
+		return true;
+	struct http_peer *dn = st->hc->dn;
+	for (struct rte_mbuf *m = lr->head; m; m = m->next) {
+		/* by reference: the mbufs stay until the stream ends */
+		st->tx_body += m->data_len;
+		dn->codec->encode_body(dn, rte_pktmbuf_mtod(m, const char *), m->data_len);
+	}
+	return true;
+}
+
+/* The body is whole: the waiting call goes on (body() returning the
+ * buffer), then the Lua filters after it; the head and body go out. */
+static bool resp_body_end(struct http_stream *st, struct lua_resp *lr)
+{
+	/* the end comes again while the client's output drains */
+	if (lr->done)
+		return resp_write(st, lr);
+	struct lua_call *w = lr->w;
+	if (!w)
+		return false;
+	lr->whole = true;
+	size_t i = w->fi;
+	run_k(w, i, resume_k);
+	int n = (int)lr->n;
+	if (lr->n + w->n_rm + w->n_adds > HTTP_LUA_RESP_EDITS - 1)
+		n = -ENOSPC;
+	else
+		n += (int)emit(w, lr->e + lr->n);
+	let_go(w);
+	free(w);
+	lr->w = NULL;
+	if (n >= 0 && !lr->lost)
+		n = resp_run(st, i + 1, lr->e, HTTP_LUA_RESP_EDITS - 1, (unsigned)n);
+	if (lr->lost) {
+		/* setBytes() found no room: never a part of a body */
+		count(st, i, ARN_LUA_body_overflow);
+		http_local_reply(st, 500, NULL, 0, 0, "response_buffer_overflow", NULL, 0);
+		return false;
+	}
+	struct arn_h1_msg *m = &st->resp.m;
+	if (n >= 0 && lr->len_set && (m->flags & ARN_H1_F_CONTENT_LENGTH)) {
+		/* setBytes(): content-length the new length (a chunked
+		 * response stays chunked: Arion's codec frames it) */
+		char num[12];
+		int k = snprintf(num, sizeof(num), "%u", lr->bytes);
+		char *v = http_st_text(st, (size_t)k);
+		if (!v) {
+			n = -ENOSPC;
+		} else {
+			memcpy(v, num, (size_t)k);
+			lr->e[n++] = (struct arn_h1_edit){.name = "content-length",
+							  .name_len = 14,
+							  .value = v,
+							  .value_len = (uint32_t)k,
+							  .op = ARN_H1_EDIT_SET};
+			m->content_length = lr->bytes;
+		}
+	}
+	if (n < 0) {
+		/* as the connection manager's own (http_hcm.c) */
+		HTTP_INC(st->hc, rs_edit_overflow);
+		http_local_reply(st, 502, NULL, 0, 0, "response_edits_overflow", NULL, 0);
+		return false;
+	}
+	lr->n = (unsigned)n;
+	lr->done = true;
+	return resp_write(st, lr);
+}
+
+/* The response's body, kept whole (http_filter.h's encode_body): at its
+ * end the scripts go on and the response goes out. */
+static bool lua_enc_body(struct http_stream *st, const char *data, size_t len, bool end)
+{
+	struct lua_resp *lr = st->enc_state;
+	if (st->state & HTTP_S_LOCAL)
+		return false;
+	if (end)
+		return resp_body_end(st, lr);
+	if (resp_keep(st, lr, data, len))
+		return true;
+	/* Envoy's encoder buffer limit, the head not sent: 500; the
+	 * worker's kept bodies full: 500 too */
+	bool big = (uint64_t)lr->bytes + len > HTTP_LUA_BODY_MAX;
+	if (big)
+		HTTP_INC(st->hc, rs_too_large);
+	else
+		count(st, lr->fi, ARN_LUA_body_overflow);
+	if (lr->w) {
+		let_go(lr->w);
+		free(lr->w);
+		lr->w = NULL;
+	}
+	http_local_reply(st, 500, NULL, 0, 0,
+			 big ? "response_payload_too_large" : "response_buffer_overflow", NULL, 0);
+	return false;
+}
+
+static bool lua_enc_more(struct http_stream *st)
+{
+	struct lua_resp *lr = st->enc_state;
+	if ((st->state & HTTP_S_LOCAL) || !lr->done)
+		return false;
+	return resp_write(st, lr);
+}
+
+/* Not in the filter table: st->enc of a response whose body a script
+ * reads (resp_wait) */
+static const struct http_filter_ops lua_enc_ops = {
+    .name = "lua",
+    .encode_body = lua_enc_body,
+    .encode_more = lua_enc_more,
+};

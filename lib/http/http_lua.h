@@ -8,11 +8,12 @@
  *
  * The stream handle's synchronous API is built (headers(), respond(),
  * log*(), streamInfo(), connection(), base64Escape(), timestamp*()), and
- * a request's body(): the coroutine waits (its reference kept in the
- * state's registry, the head held) until the body is whole in the
- * stream's kept body, then goes on; what is not (bodyChunks(),
- * trailers(), httpCall(), metadata(), dynamicMetadata(), response
- * bodies, ...) is a script error naming it. A script error is
+ * body() (with setBytes): the coroutine waits (its reference kept in the
+ * state's registry, the head held) until the body is whole (a request's
+ * in the stream's kept body, a response's in the filter's, which takes
+ * it: HTTP_S_ENC_BODY), then goes on; what is not (bodyChunks(),
+ * trailers(), httpCall(), metadata(), dynamicMetadata(), ...) is a script
+ * error naming it. A script error is
  * Envoy's: logged, counted in http.<prefix>.lua[.<stat_prefix>].errors,
  * and the stream goes on with the edits the script made before it.
  *
@@ -60,13 +61,22 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
 /**
  * The Lua filters' envoy_on_response on @p st's response head (the
  * upstream's; local replies run none), their edits into @p e (at most
- * @p cap). @return how many, or -ENOSPC.
+ * @p cap). @return how many, or -ENOSPC; or -EAGAIN: a script waits for
+ * the response's body (body()), the filter took it (HTTP_S_ENC_BODY) and
+ * has the head written once the body is whole and the scripts ran (this
+ * asked again then gives their edits); or -ECANCELED: answered instead
+ * (a body past HTTP_LUA_BODY_MAX by its content-length: 500).
  */
 int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 
 /* bytes of a request body a script's body() reads (more: 413, as Envoy's
- * decoder buffer limit, its default per_connection_buffer_limit_bytes) */
+ * decoder buffer limit, its default per_connection_buffer_limit_bytes);
+ * of a response body (more: 500 response_payload_too_large, as Envoy's
+ * encoder buffer limit) */
 #define HTTP_LUA_BODY_MAX (1u << 20)
+/* response edits kept while a script waits for the response's body (the
+ * calls' before it and its own, a content-length) */
+#define HTTP_LUA_RESP_EDITS (2 * HTTP_LUA_MAX_EDITS + 1)
 
 /** Is a script waiting for @p st's body (http_lua_body takes it)? */
 bool http_lua_reading(const struct http_stream *st);
@@ -82,7 +92,8 @@ void http_lua_body_end(struct http_stream *st);
  * the body), or 0. */
 size_t http_lua_resume_at(const struct http_stream *st);
 
-/** The stream ends: a script waiting for its body is let go. */
+/** The stream ends: a script waiting for its (request's or response's)
+ * body is let go, a kept response body freed. */
 void http_lua_stream_end(struct http_stream *st);
 
 #endif

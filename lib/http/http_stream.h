@@ -128,6 +128,9 @@ struct http_res {
 	void *lua_wait;
 	uint8_t lua_from;
 	bool lua_reading;
+	/* envoy_on_response's body(): the response's run (http_lua.c's
+	 * struct lua_resp), freed at the stream's end */
+	void *lua_resp;
 	/* larger scratch for a head whose segment-spanning lines outgrow
 	 * req_scratch / resp_scratch, and a trailer array for HTTP/1
 	 * trailers past the slots their head left (from the worker's pools,

@@ -65,6 +65,8 @@
 	"h:headers():add('x-own', 'own') end\"}") "},"                                               \
 	"{\"match\":{\"prefix\":\"/lbody\"},\"route\":{\"cluster\":\"web\"},"                       \
 	LUA_ROUTE_(",\"name\":\"body.lua\"") "},"                                                    \
+	"{\"match\":{\"prefix\":\"/rbody\"},\"route\":{\"cluster\":\"web\"},"                      \
+	LUA_ROUTE_(",\"name\":\"rbody.lua\"") "},"                                                   \
 	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
 	LUA_ROUTE_(",\"disabled\":true") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
@@ -77,7 +79,15 @@
 	"if b:getBytes(0, 4) == 'deny' then "                                                       \
 	"h:respond({[':status'] = '403'}, 'body ' .. b:getBytes(0, b:length())) end end\"},"       \
 	"\"b.lua\":{\"inline_string\":"                                                               \
-	"\"function envoy_on_request(h) h:headers():add('x-b', 'b') end\"}}}},"                    \
+	"\"function envoy_on_request(h) h:headers():add('x-b', 'b') end\"},"                      \
+	"\"rbody.lua\":{\"inline_string\":\"function envoy_on_request(h) "                         \
+	"if h:headers():get(':path') == '/rbody/set' then local b = h:body() "                     \
+	"h:headers():add('x-set', tostring(b:setBytes('new:' .. b:getBytes(0, b:length())))) end end " \
+	"function envoy_on_response(h) local hd = h:headers() hd:add('x-r-before', 'b') "          \
+	"local b = h:body() if b == nil then hd:add('x-r-len', 'nil') return end "                 \
+	"hd:add('x-r-len', tostring(b:length())) "                                                  \
+	"hd:add('x-r-set', tostring(b:setBytes(b:getBytes(0, b:length()):gsub('l', 'L') .. '!'))) "\
+	"hd:add('x-r-again', tostring(h:body():length())) end\"}}}},"                              \
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
 
@@ -458,6 +468,108 @@ static void test_lua_pattern_bounded(void **state)
 	hh_end();
 }
 
+static uint64_t hcm_stat(unsigned id)
+{
+	struct arn_stats_scope *sc =
+	    arn_stats_scope_get_named(&arn_stats_http_schema, "http.lx", NULL, NULL);
+	assert_non_null(sc);
+	uint64_t v = arn_stats_counter_value(sc, id);
+	arn_stats_scope_put(sc);
+	return v;
+}
+
+/* @p answer from the upstream for client @p c's @p req; the client's
+ * bytes from then into @p r. */
+static void answer_get(unsigned c, const char *req, const char *answer, char *r, size_t cap)
+{
+	struct peer *cl = hh_client(c);
+	uint32_t mark = cl->log_len;
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(cl, req);
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, answer);
+	log_from(cl, mark, r, cap);
+}
+
+/* envoy_on_response's body() (Envoy's: the body buffered whole, the
+ * head held until the script goes on) and setBytes (content-length the
+ * new length, the length returned), the edits made before and after it,
+ * a second body() answered at once; a body in pieces waits for its last;
+ * a chunked response stays chunked, its body replaced; a 204's body() is
+ * nil; a content-length past HTTP_LUA_BODY_MAX answered 500
+ * response_payload_too_large (rs_too_large); on requests setBytes
+ * replaces the body upstream with its content-length. Exact bytes. Fails
+ * before: "body() is not supported by Arion on responses" (the client
+ * got heLLo unchanged, x-r-before alone). */
+#define SRV "server: envoy\r\nx-envoy-upstream-service-time: 0\r\n"
+
+static void test_lua_response_body(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	char r[4096];
+	answer_get(0, "GET /rbody HTTP/1.1\r\nHost: a\r\n\r\n",
+		   "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nx-up: 1\r\n\r\nhello", r, sizeof(r));
+	assert_string_equal(r, "HTTP/1.1 200 OK\r\ncontent-length: 6\r\nx-up: 1\r\n" SRV
+			       "x-r-before: b\r\nx-r-len: 5\r\nx-r-set: 6\r\nx-r-again: 6\r\n\r\n"
+			       "heLLo!");
+	/* in pieces: nothing goes before the last */
+	struct peer *cl = hh_client(0);
+	uint32_t mark = cl->log_len;
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(cl, "GET /rbody HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhel");
+	assert_int_equal(cl->log_len, mark);
+	send_str(u, "lo wo");
+	assert_int_equal(cl->log_len, mark);
+	send_str(u, "rld");
+	log_from(cl, mark, r, sizeof(r));
+	assert_string_equal(r, "HTTP/1.1 200 OK\r\ncontent-length: 12\r\n" SRV "x-r-before: b\r\n"
+			       "x-r-len: 11\r\nx-r-set: 12\r\nx-r-again: 12\r\n\r\nheLLo worLd!");
+	/* chunked stays chunked */
+	answer_get(0, "GET /rbody HTTP/1.1\r\nHost: a\r\n\r\n",
+		   "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n2\r\nlo\r\n"
+		   "0\r\n\r\n",
+		   r, sizeof(r));
+	if (!strstr(r, "x-r-len: 5\r\nx-r-set: 6\r\n") || !strstr(r, "6\r\nheLLo!\r\n0\r\n\r\n") ||
+	    strstr(r, "Content-Length"))
+		fail_msg("the client got:\n%s", r);
+	/* no body: nil */
+	answer_get(0, "GET /rbody HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 204 No Content\r\n\r\n",
+		   r, sizeof(r));
+	assert_string_equal(r, "HTTP/1.1 204 No Content\r\n" SRV
+			       "x-r-before: b\r\nx-r-len: nil\r\n\r\n");
+	/* past the bound by its content-length: 500, the body never read */
+	uint64_t big0 = hcm_stat(ARN_HTTP_rs_too_large);
+	answer_get(0, "GET /rbody HTTP/1.1\r\nHost: a\r\n\r\n",
+		   "HTTP/1.1 200 OK\r\nContent-Length: 1048577\r\n\r\nab", r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(hcm_stat(ARN_HTTP_rs_too_large), big0 + 1);
+	/* a request's setBytes: the new body and its length upstream */
+	hh_open(1, 82);
+	hh_settle();
+	exchange(1, "POST /rbody/set HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+		 "POST /rbody/set HTTP/1.1\r\nHost: a\r\ncontent-length: 9\r\n" ADDED
+		 "x-set: 9\r\n\r\nnew:hello",
+		 "HTTP/1.1 204 No Content\r\n\r\n", "x-r-len: nil");
+	exchange(1,
+		 "POST /rbody/set HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+		 "2\r\nab\r\n0\r\n\r\n",
+		 "POST /rbody/set HTTP/1.1\r\nHost: a\r\n" ADDED
+		 "content-length: 6\r\nx-set: 6\r\n\r\nnew:ab",
+		 "HTTP/1.1 204 No Content\r\n\r\n", "x-r-len: nil");
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+	hh_end();
+}
+
 /* The memory bound, attacked: a script that allocates without end fails
  * on the state's bound (memory_exhausted), the request goes on, and the
  * same state serves the next request once its garbage is collected. */
@@ -594,6 +706,7 @@ int main(void)
 	    cmocka_unit_test(test_lua_body_worker_bound),
 	    cmocka_unit_test(test_lua_loop_bounded),
 	    cmocka_unit_test(test_lua_pattern_bounded),
+	    cmocka_unit_test(test_lua_response_body),
 	    cmocka_unit_test(test_lua_memory_bounded),
 	    cmocka_unit_test(test_lua_edit_rules),
 	    cmocka_unit_test(test_lua_fuzz_listener),
