@@ -7,7 +7,8 @@
 # body) and never reaches the upstream; /loop ends on the instruction
 # bound, goes upstream as it came and the next request is served; a
 # route's LuaPerRoute name runs its script, disabled none; a script that
-# waits for the body (body()) reads a POST's; the counters.
+# waits for the body (body()) reads a POST's; a response script rewrites
+# the response's body (body(), setBytes, gsub); the counters.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -57,6 +58,12 @@ for v in --http1.1 --http2-prior-knowledge; do
 	expect "$v /lbody: the body upstream" "$body" '"content-length":"19"'
 	body=$(cc $v "http://$us/lbody")
 	expect "$v /lbody: a GET's body() is nil" "$body" '"x-body-len":"0"'
+	body=$(cc $v -D "$h" "http://$us/rbody")
+	expect "$v /rbody: the body the response script rewrote" "$body" '[{,]host="'
+	expect "$v /rbody: every %w+ name" "$body" '[{,]accept="[*]/[*]"'
+	expect "$v /rbody: its count of rewrites" "$(hdr x-rewrites)" '^[0-9]+$'
+	cl=$(hdr content-length)
+	[ -z "$cl" ] || expect "$v /rbody: content-length the new length" "$cl" "^$((${#body} + 1))$"
 	body=$(cc $v -H 'x-drop: stays' "http://$us/off")
 	expect "$v /off: no script" "$body" '"x-drop":"stays"'
 done
