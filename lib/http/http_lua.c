@@ -80,6 +80,7 @@ struct lua_obj {
 #define MT_CONN "arion.lua.connection"
 #define MT_SSL "arion.lua.ssl_connection"
 #define MT_BUFFER "arion.lua.buffer"
+#define MT_DYNMD "arion.lua.dynamic_metadata"
 
 /* A response whose body a script waits for (envoy_on_response's body()):
  * the filter took the body (HTTP_S_ENC_BODY), kept here whole; the edits
@@ -809,6 +810,374 @@ static int i_sni(lua_State *L)
 	return 1;
 }
 
+/* ---- dynamic metadata ---------------------------------------------------------------------- */
+
+/*
+ * streamInfo():dynamicMetadata(), as Envoy's DynamicMetadataMapWrapper:
+ * per stream, every Lua filter's (each has its own state: the values
+ * are kept encoded, in C), records of
+ *   [u16 filter name length][name][u16 key length][key][value]
+ * a value 'z' (nil), 'f' / 't' (booleans), 'n' + a double, 's' + u32
+ * length + bytes, 'l' + u32 count + values, 'm' + u32 count + (u16 key
+ * length, key, value) each; a set of a (filter, key) there replaces it.
+ */
+struct lua_md {
+	uint32_t len;
+	uint8_t b[HTTP_LUA_MD_MAX];
+};
+
+struct md_out {
+	lua_State *L;
+	uint8_t *b;
+	uint32_t len;
+};
+
+static void md_bytes(struct md_out *o, const void *p, size_t n)
+{
+	if (n > HTTP_LUA_MD_MAX - o->len)
+		luaL_error(o->L, "dynamicMetadata past Arion's bound (%d bytes a stream)",
+			   HTTP_LUA_MD_MAX);
+	memcpy(o->b + o->len, p, n);
+	o->len += (uint32_t)n;
+}
+
+static void md_u32(struct md_out *o, uint32_t v)
+{
+	md_bytes(o, &v, 4);
+}
+
+static void md_str(struct md_out *o, const char *p, size_t n, bool u16)
+{
+	if (u16) {
+		if (n > UINT16_MAX)
+			luaL_error(o->L, "dynamicMetadata: a name or key of more than %d bytes",
+				   UINT16_MAX);
+		uint16_t k = (uint16_t)n;
+		md_bytes(o, &k, 2);
+	} else {
+		md_u32(o, (uint32_t)n);
+	}
+	md_bytes(o, p, n);
+}
+
+/* A table's length when it is a list (keys 1..n, Envoy's tableLength),
+ * else 0 */
+static lua_Integer md_list_len(lua_State *L, int t)
+{
+	lua_Integer n = 0, max = 0;
+	bool list = true;
+	lua_pushnil(L);
+	while (lua_next(L, t)) {
+		lua_pop(L, 1);
+		n++;
+		if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
+			list = false;
+		else if (lua_tointeger(L, -1) > max)
+			max = lua_tointeger(L, -1);
+	}
+	return list && max == n ? n : 0;
+}
+
+/* The value at the top of the stack, encoded (Envoy's loadValue). */
+static void md_value(struct md_out *o, int depth)
+{
+	lua_State *L = o->L;
+	int t = lua_gettop(L);
+	switch (lua_type(L, t)) {
+	case LUA_TNIL:
+		md_bytes(o, "z", 1);
+		break;
+	case LUA_TBOOLEAN:
+		md_bytes(o, lua_toboolean(L, t) ? "t" : "f", 1);
+		break;
+	case LUA_TNUMBER: {
+		double d = lua_tonumber(L, t);
+		md_bytes(o, "n", 1);
+		md_bytes(o, &d, sizeof(d));
+		break;
+	}
+	case LUA_TSTRING: {
+		size_t n;
+		const char *p = lua_tolstring(L, t, &n);
+		md_bytes(o, "s", 1);
+		md_str(o, p, n, false);
+		break;
+	}
+	case LUA_TTABLE: {
+		if (depth >= HTTP_LUA_MD_DEPTH)
+			luaL_error(L, "dynamicMetadata: tables nested past %d", HTTP_LUA_MD_DEPTH);
+		luaL_checkstack(L, 4, "dynamicMetadata");
+		lua_Integer n = md_list_len(L, t);
+		if (n > 0) {
+			md_bytes(o, "l", 1);
+			md_u32(o, (uint32_t)n);
+			for (lua_Integer i = 1; i <= n; i++) {
+				lua_rawgeti(L, t, i);
+				md_value(o, depth + 1);
+				lua_pop(L, 1);
+			}
+			break;
+		}
+		md_bytes(o, "m", 1);
+		uint32_t at = o->len, k = 0;
+		md_u32(o, 0);
+		lua_pushnil(L);
+		while (lua_next(L, t)) {
+			if (lua_type(L, -2) != LUA_TSTRING)
+				luaL_error(L,
+					   "unexpected type %s in table key (only string keys are "
+					   "supported)",
+					   luaL_typename(L, -2));
+			size_t kl;
+			const char *kp = lua_tolstring(L, -2, &kl);
+			md_str(o, kp, kl, true);
+			md_value(o, depth + 1);
+			lua_pop(L, 1);
+			k++;
+		}
+		memcpy(o->b + at, &k, 4);
+		break;
+	}
+	default:
+		luaL_error(L, "unexpected type '%s' in dynamicMetadata", luaL_typename(L, t));
+	}
+}
+
+static uint32_t md_rd32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint16_t md_rd16(const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return v;
+}
+
+/* Push the value at @p p (its end returned). Numbers with an integer
+ * value come back as integers: LuaJIT's tostring prints 1, not 1.0. */
+static const uint8_t *md_push(lua_State *L, const uint8_t *p)
+{
+	luaL_checkstack(L, 3, "dynamicMetadata");
+	switch (*p++) {
+	case 'z':
+		lua_pushnil(L);
+		return p;
+	case 't':
+		lua_pushboolean(L, 1);
+		return p;
+	case 'f':
+		lua_pushboolean(L, 0);
+		return p;
+	case 'n': {
+		double d;
+		memcpy(&d, p, sizeof(d));
+		if (d >= -9007199254740992.0 && d <= 9007199254740992.0 && d == (double)(int64_t)d)
+			lua_pushinteger(L, (lua_Integer)d);
+		else
+			lua_pushnumber(L, d);
+		return p + sizeof(d);
+	}
+	case 's': {
+		uint32_t n = md_rd32(p);
+		lua_pushlstring(L, (const char *)p + 4, n);
+		return p + 4 + n;
+	}
+	case 'l': {
+		uint32_t n = md_rd32(p);
+		p += 4;
+		lua_createtable(L, (int)n, 0);
+		for (uint32_t i = 1; i <= n; i++) {
+			p = md_push(L, p);
+			lua_rawseti(L, -2, i);
+		}
+		return p;
+	}
+	default: { /* 'm' */
+		uint32_t n = md_rd32(p);
+		p += 4;
+		lua_createtable(L, 0, (int)n);
+		for (uint32_t i = 0; i < n; i++) {
+			uint16_t kl = md_rd16(p);
+			lua_pushlstring(L, (const char *)p + 2, kl);
+			p = md_push(L, p + 2 + kl);
+			lua_rawset(L, -3);
+		}
+		return p;
+	}
+	}
+}
+
+/* The end of the value at @p p */
+static const uint8_t *md_skip(const uint8_t *p)
+{
+	switch (*p++) {
+	case 'n':
+		return p + sizeof(double);
+	case 's':
+		return p + 4 + md_rd32(p);
+	case 'l': {
+		uint32_t n = md_rd32(p);
+		p += 4;
+		for (uint32_t i = 0; i < n; i++)
+			p = md_skip(p);
+		return p;
+	}
+	case 'm': {
+		uint32_t n = md_rd32(p);
+		p += 4;
+		for (uint32_t i = 0; i < n; i++)
+			p = md_skip(p + 2 + md_rd16(p));
+		return p;
+	}
+	default:
+		return p;
+	}
+}
+
+/* A record at @p p: its filter name, key and value; its end returned. */
+static const uint8_t *md_rec(const uint8_t *p, const char **f, uint16_t *fl, const char **k,
+			     uint16_t *kl, const uint8_t **v)
+{
+	*fl = md_rd16(p);
+	*f = (const char *)p + 2;
+	p += 2 + *fl;
+	*kl = md_rd16(p);
+	*k = (const char *)p + 2;
+	*v = p + 2 + *kl;
+	return md_skip(*v);
+}
+
+static struct lua_md *md_of(const struct lua_call *c)
+{
+	return c->st->res->lua_md;
+}
+
+/* Push filter @p f's table (every key of it, in the order set). */
+static bool md_table(lua_State *L, const struct lua_md *md, const char *f, size_t fl)
+{
+	bool any = false;
+	for (const uint8_t *p = md ? md->b : NULL; p && p < md->b + md->len;) {
+		const char *rf, *rk;
+		uint16_t rfl, rkl;
+		const uint8_t *v;
+		p = md_rec(p, &rf, &rfl, &rk, &rkl, &v);
+		if (rfl != fl || memcmp(rf, f, fl) != 0)
+			continue;
+		if (!any)
+			lua_newtable(L);
+		any = true;
+		lua_pushlstring(L, rk, rkl);
+		md_push(L, v);
+		lua_rawset(L, -3);
+	}
+	return any;
+}
+
+static int i_dynmd(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_INFO);
+	new_obj(L, c, MT_DYNMD);
+	return 1;
+}
+
+/* get(filterName): that filter's table, or nothing */
+static int d_get(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_DYNMD);
+	size_t fl;
+	const char *f = luaL_checklstring(L, 2, &fl);
+	return md_table(L, md_of(c), f, fl) ? 1 : 0;
+}
+
+/* set(filterName, key, value) */
+static int d_set(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_DYNMD);
+	size_t fl, kl;
+	const char *f = luaL_checklstring(L, 2, &fl);
+	const char *k = luaL_checklstring(L, 3, &kl);
+	lua_settop(L, 4);
+	struct lua_md *md = md_of(c);
+	if (!md) {
+		md = calloc(1, sizeof(*md));
+		if (!md)
+			return luaL_error(L, "dynamicMetadata: no memory");
+		c->st->res->lua_md = md;
+	}
+	/* the new record encoded first (an error leaves the old ones) */
+	uint8_t tmp[HTTP_LUA_MD_MAX];
+	struct md_out o = {.L = L, .b = tmp};
+	md_str(&o, f, fl, true);
+	md_str(&o, k, kl, true);
+	md_value(&o, 0);
+	/* the old (filter, key) record out */
+	for (uint8_t *p = md->b; p < md->b + md->len;) {
+		const char *rf, *rk;
+		uint16_t rfl, rkl;
+		const uint8_t *v;
+		uint8_t *e = (uint8_t *)md_rec(p, &rf, &rfl, &rk, &rkl, &v);
+		if (rfl == fl && rkl == kl && !memcmp(rf, f, fl) && !memcmp(rk, k, kl)) {
+			memmove(p, e, (size_t)(md->b + md->len - e));
+			md->len -= (uint32_t)(e - p);
+			break;
+		}
+		p = e;
+	}
+	if (o.len > HTTP_LUA_MD_MAX - md->len)
+		return luaL_error(L, "dynamicMetadata past Arion's bound (%d bytes a stream)",
+				  HTTP_LUA_MD_MAX);
+	memcpy(md->b + md->len, tmp, o.len);
+	md->len += o.len;
+	return 0;
+}
+
+/* pairs(): each filter's name and table, in the order first set (a
+ * position in upvalue 2) */
+static int d_next(lua_State *L)
+{
+	struct lua_call *c = live(L, lua_upvalueindex(1), MT_DYNMD);
+	const struct lua_md *md = md_of(c);
+	lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2));
+	while (md && pos < md->len) {
+		const char *rf, *rk;
+		uint16_t rfl, rkl;
+		const uint8_t *v;
+		const uint8_t *e = md_rec(md->b + pos, &rf, &rfl, &rk, &rkl, &v);
+		lua_Integer at = pos;
+		pos = e - md->b;
+		/* a name seen before: its table went then */
+		bool seen = false;
+		for (const uint8_t *p = md->b; p < md->b + at && !seen;) {
+			const char *f2, *k2;
+			uint16_t fl2, kl2;
+			const uint8_t *v2;
+			p = md_rec(p, &f2, &fl2, &k2, &kl2, &v2);
+			seen = fl2 == rfl && !memcmp(f2, rf, rfl);
+		}
+		if (seen)
+			continue;
+		lua_pushinteger(L, pos);
+		lua_replace(L, lua_upvalueindex(2));
+		lua_pushlstring(L, rf, rfl);
+		md_table(L, md, rf, rfl);
+		return 2;
+	}
+	return 0;
+}
+
+static int d_pairs(lua_State *L)
+{
+	live(L, 1, MT_DYNMD);
+	lua_pushvalue(L, 1);
+	lua_pushinteger(L, 0);
+	lua_pushcclosure(L, d_next, 2);
+	return 1;
+}
+
 static int c_ssl(lua_State *L)
 {
 	struct lua_call *c = live(L, 1, MT_CONN);
@@ -925,11 +1294,16 @@ static int types_k(lua_State *L)
 					{"downstreamDirectRemoteAddress", i_direct_remote},
 					{"downstreamRemoteAddress", i_remote},
 					{"requestedServerName", i_sni},
+					{"dynamicMetadata", i_dynmd},
 					{NULL, NULL}};
-	static const char *const info_nb[] = {"dynamicMetadata",	 "filterState",
-					      "downstreamSslConnection", "routeName",
-					      "virtualClusterName",	 NULL};
+	static const char *const info_nb[] = {"filterState", "downstreamSslConnection", "routeName",
+					      "virtualClusterName", NULL};
 	type_new(L, MT_INFO, info, info_nb);
+	lua_pop(L, 1);
+	static const luaL_Reg dynmd[] = {{"get", d_get}, {"set", d_set}, {NULL, NULL}};
+	type_new(L, MT_DYNMD, dynmd, NULL);
+	lua_pushcfunction(L, d_pairs);
+	lua_setfield(L, -2, "__pairs");
 	lua_pop(L, 1);
 	static const luaL_Reg conn[] = {{"ssl", c_ssl}, {NULL, NULL}};
 	type_new(L, MT_CONN, conn, NULL);
@@ -1368,6 +1742,8 @@ void http_lua_stream_end(struct http_stream *st)
 		return;
 	wait_free(st);
 	resp_free(st);
+	free(st->res->lua_md);
+	st->res->lua_md = NULL;
 	st->res->lua_from = 0;
 	st->res->lua_reading = false;
 }

@@ -42,6 +42,11 @@ struct http_stream;
 #define HTTP_LUA_ROUTE_STATES 64
 /* bytes of a log*() line (longer: cut) */
 #define HTTP_LUA_LOG_MAX 1024
+/* bytes of a stream's dynamicMetadata() (its values encoded: filter
+ * names, keys, strings, numbers, tables; more: a script error) and the
+ * depth of its tables */
+#define HTTP_LUA_MD_MAX 4096
+#define HTTP_LUA_MD_DEPTH 16
 
 /** Control lcore: room for filter @p i's states in @p r (@p f its
  * configuration). Without memory the filter runs no script (logged). */

@@ -131,6 +131,9 @@ struct http_res {
 	/* envoy_on_response's body(): the response's run (http_lua.c's
 	 * struct lua_resp), freed at the stream's end */
 	void *lua_resp;
+	/* streamInfo():dynamicMetadata()'s values (http_lua.c's struct
+	 * lua_md), every Lua filter's, freed at the stream's end */
+	void *lua_md;
 	/* larger scratch for a head whose segment-spanning lines outgrow
 	 * req_scratch / resp_scratch, and a trailer array for HTTP/1
 	 * trailers past the slots their head left (from the worker's pools,

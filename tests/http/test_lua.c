@@ -67,6 +67,8 @@
 	LUA_ROUTE_(",\"name\":\"body.lua\"") "},"                                                    \
 	"{\"match\":{\"prefix\":\"/rbody\"},\"route\":{\"cluster\":\"web\"},"                      \
 	LUA_ROUTE_(",\"name\":\"rbody.lua\"") "},"                                                   \
+	"{\"match\":{\"prefix\":\"/md\"},\"route\":{\"cluster\":\"web\"},"                         \
+	LUA_ROUTE_(",\"name\":\"md.lua\"") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
 	LUA_ROUTE_(",\"disabled\":true") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
@@ -87,7 +89,23 @@
 	"local b = h:body() if b == nil then hd:add('x-r-len', 'nil') return end "                 \
 	"hd:add('x-r-len', tostring(b:length())) "                                                  \
 	"hd:add('x-r-set', tostring(b:setBytes(b:getBytes(0, b:length()):gsub('l', 'L') .. '!'))) "\
-	"hd:add('x-r-again', tostring(h:body():length())) end\"}}}},"                              \
+	"hd:add('x-r-again', tostring(h:body():length())) end\"},"                                \
+	"\"md.lua\":{\"inline_string\":\"function envoy_on_request(h) "                            \
+	"local d = h:streamInfo():dynamicMetadata() local L = 'envoy.filters.http.lua' "          \
+	"d:set(L, 'user', 'alice') d:set(L, 'n', 3) "                                              \
+	"d:set('other', 'tbl', {a = 1, b = {true, false}, c = 1.5, d = {}}) d:set(L, 'user', 'bob') " \
+	"local t = d:get(L) h:headers():add('x-md', t.user .. ',' .. tostring(t.n) .. ',' .. "     \
+	"tostring((d:get('none')))) end "                                                             \
+	"function envoy_on_response(h) local d = h:streamInfo():dynamicMetadata() "                \
+	"local o = d:get('other').tbl local names = {} for k in pairs(d) do names[#names + 1] = k end " \
+	"h:headers():add('x-md', o.a .. ',' .. tostring(o.b[1]) .. ',' .. tostring(o.b[2]) .. ',' .. " \
+	"o.c .. ',' .. type(o.d) .. ',' .. table.concat(names, ' ')) "                            \
+	"local ok, e = pcall(d.set, d, 'x', 'f', print or h.headers) h:headers():add('x-md-err', e) " \
+	"ok, e = pcall(d.set, d, 'x', 'f', string.rep('x', 5000)) h:headers():add('x-md-big', e) end\"}}}}," \
+	"{\"name\":\"lua2\",\"typed_config\":{" AT_("lua.v3.Lua")                                  \
+	",\"default_source_code\":{\"inline_string\":\"function envoy_on_response(h) "             \
+	"local t = h:streamInfo():dynamicMetadata():get('other') "                                 \
+	"if t then h:headers():add('x-md2', tostring(t.tbl.b[2])) end end\"}}},"                 \
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
 
@@ -570,6 +588,34 @@ static void test_lua_response_body(void **state)
 	hh_end();
 }
 
+/* streamInfo():dynamicMetadata() (Envoy's DynamicMetadataMapWrapper):
+ * set / get by filter name and key, a set replacing its key, numbers,
+ * booleans, lists and maps, nothing for a name never set; kept for the
+ * stream: the response script reads what the request script set, and so
+ * does another Lua filter (its own state); pairs() by filter name in the
+ * order set; a function refused with Envoy's message; a value past
+ * HTTP_LUA_MD_MAX a script error. Fails before: "dynamicMetadata() is not
+ * supported by Arion" (no x-md upstream). */
+static void test_lua_dynamic_metadata(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	char r[4096];
+	exchange(0, "GET /md HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /md HTTP/1.1\r\nHost: a\r\n" ADDED "x-md: bob,3,nil\r\n\r\n", OK5, "hello");
+	struct peer *cl = hh_client(0);
+	log_from(cl, 0, r, sizeof(r));
+	if (!strstr(r, "x-md: 1,true,false,1.5,table,envoy.filters.http.lua other\r\n"
+		       "x-md-err: unexpected type 'function' in dynamicMetadata\r\n"
+		       "x-md-big: dynamicMetadata past Arion's bound (4096 bytes a stream)\r\n"
+		       "x-md2: false\r\n"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+	hh_end();
+}
+
 /* The memory bound, attacked: a script that allocates without end fails
  * on the state's bound (memory_exhausted), the request goes on, and the
  * same state serves the next request once its garbage is collected. */
@@ -707,6 +753,7 @@ int main(void)
 	    cmocka_unit_test(test_lua_loop_bounded),
 	    cmocka_unit_test(test_lua_pattern_bounded),
 	    cmocka_unit_test(test_lua_response_body),
+	    cmocka_unit_test(test_lua_dynamic_metadata),
 	    cmocka_unit_test(test_lua_memory_bounded),
 	    cmocka_unit_test(test_lua_edit_rules),
 	    cmocka_unit_test(test_lua_fuzz_listener),
