@@ -588,6 +588,41 @@ static void test_lua_response_body(void **state)
 	hh_end();
 }
 
+/* A response body past the worker's kept bodies (lowered to 4 mbufs
+ * here) is 500 response_buffer_overflow when it passes them
+ * (lua.body_overflow), its mbufs given back (hh_end: every mbuf home)
+ * and its call let go. (Growing past HTTP_LUA_BODY_MAX itself takes more
+ * bytes than the harness sends in a test: the content-length case is
+ * test_lua_response_body's.) */
+static void test_lua_response_body_bounds(void **state)
+{
+	(void)state;
+	lua_begin();
+	char r[4096];
+	struct peer *cl, *u;
+	uint32_t mark, rx0[N_PEERS];
+	/* the worker's kept bodies */
+	struct http_worker *w = worker();
+	w->rb_segs_max = 4;
+	hh_open(1, 82);
+	hh_settle();
+	cl = hh_client(1);
+	mark = cl->log_len;
+	snapshot(rx0);
+	send_str(cl, "GET /rbody HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = upstream_that_got(rx0);
+	assert_non_null(u);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 20000\r\n\r\n");
+	hh_send(u, NULL, 20000, 0);
+	hh_settle();
+	log_from(cl, mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 500 Internal Server Error\r\n"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(lua_stat(ARN_LUA_body_overflow), 1);
+	assert_int_equal(w->rb_segs, 0);
+	hh_end();
+}
+
 /* streamInfo():dynamicMetadata() (Envoy's DynamicMetadataMapWrapper):
  * set / get by filter name and key, a set replacing its key, numbers,
  * booleans, lists and maps, nothing for a name never set; kept for the
@@ -754,6 +789,7 @@ int main(void)
 	    cmocka_unit_test(test_lua_pattern_bounded),
 	    cmocka_unit_test(test_lua_response_body),
 	    cmocka_unit_test(test_lua_dynamic_metadata),
+	    cmocka_unit_test(test_lua_response_body_bounds),
 	    cmocka_unit_test(test_lua_memory_bounded),
 	    cmocka_unit_test(test_lua_edit_rules),
 	    cmocka_unit_test(test_lua_fuzz_listener),
