@@ -478,6 +478,10 @@ struct arn_cfg_route {
 	size_t n_per_filter;
 	const struct arn_cfg_cors *cors; /* RouteAction.cors (deprecated), or NULL */
 	const struct arn_cfg_route_trace *trace; /* tracing and decorator, or NULL */
+	/* metadata.filter_metadata encoded for the Lua filter's metadata()
+	 * (arn_lua.h); NULL with length UINT32_MAX: past ARN_LUA_ROUTE_MD_MAX */
+	const uint8_t *lua_md;
+	uint32_t lua_md_len;
 };
 
 #define ARN_CFG_NO_REQ_EDITS 1u

@@ -33,6 +33,19 @@
 #define ARN_LUA_INSTR_MAX 1000000u    /* VM instructions per call into a script */
 #define ARN_LUA_HOOK_STEP 1000	      /* instructions between the count hook's calls */
 #define ARN_LUA_CODE_MAX (256u << 10) /* bytes of one script */
+/* bytes of a route's metadata encoded for metadata() (more: not kept, and
+ * metadata() on that route a script error) */
+#define ARN_LUA_ROUTE_MD_MAX (64u << 10)
+#define ARN_LUA_MD_DEPTH 16 /* tables (Structs, lists) nested */
+
+/*
+ * Metadata encoded for the Lua filter (a route's filter_metadata for
+ * metadata(), a stream's dynamicMetadata()), host byte order, records of
+ *   [u16 filter name length][name][u16 key length][key][value]
+ * a value 'z' (null), 'f' / 't' (booleans), 'n' + a double, 's' + u32
+ * length + bytes, 'l' + u32 count + values, 'm' + u32 count + (u16 key
+ * length, key, value) each.
+ */
 
 /* A state's allocator accounting: the state's userdata (lua_getallocf). */
 struct arn_lua_mem {

@@ -337,6 +337,11 @@ struct arn_cfg_lua;
 struct arn_cfg_lua_route;
 const struct arn_cfg_lua *conv_lua(struct conv *c, struct pb p);
 const struct arn_cfg_lua_route *conv_lua_route(struct conv *c, struct pb p, uint8_t *kind);
+/** A route's metadata.filter_metadata (@p md: its Metadata, or none),
+ * encoded for the Lua filter's metadata() (arn_lua.h's records) into
+ * *@p out and *@p len (NULL, 0: none; NULL, UINT32_MAX: past
+ * ARN_LUA_ROUTE_MD_MAX). conv_lua.c */
+void conv_lua_route_md(struct conv *c, struct pb md, const uint8_t **out, uint32_t *len);
 /** The HCM's local_reply_config @p lrc into @p out. conv_parts.c */
 void conv_local_reply(struct conv *c, struct pb lrc, const struct arn_cfg_local_reply **out);
 /** An envoy.config.core.v3.DataSource @p b (inline_string, inline_bytes, or

@@ -192,3 +192,126 @@ const struct arn_cfg_lua_script *arn_cfg_lua_find(const struct arn_cfg_lua *f, c
 	}
 	return NULL;
 }
+
+/* ---- a route's metadata for metadata() ---------------------------------- */
+
+struct md_enc {
+	uint8_t *b;
+	uint32_t len;
+	bool over;
+};
+
+static void md_put(struct md_enc *o, const void *p, size_t n)
+{
+	if (o->over || n > ARN_LUA_ROUTE_MD_MAX - o->len) {
+		o->over = true;
+		return;
+	}
+	memcpy(o->b + o->len, p, n);
+	o->len += (uint32_t)n;
+}
+
+static void md_put_str(struct md_enc *o, upb_StringView s, bool u16)
+{
+	if (u16) {
+		if (s.size > UINT16_MAX) {
+			o->over = true;
+			return;
+		}
+		uint16_t k = (uint16_t)s.size;
+		md_put(o, &k, 2);
+	} else {
+		uint32_t k = (uint32_t)s.size;
+		md_put(o, &k, 4);
+	}
+	md_put(o, s.data, s.size);
+}
+
+static void md_put_struct(struct md_enc *o, const upb_Message *st, int depth);
+
+/* A google.protobuf.Value (NULL: null), as Envoy's setValue gives it */
+static void md_put_value(struct md_enc *o, const upb_Message *vm, int depth)
+{
+	struct pb v = {vm, arn_proto_msgdef("google.protobuf.Value")};
+	const char *k = vm ? pb_which(v, "kind") : NULL;
+	if (depth > ARN_LUA_MD_DEPTH) {
+		o->over = true;
+	} else if (!k || strcmp(k, "null_value") == 0) {
+		md_put(o, "z", 1);
+	} else if (strcmp(k, "number_value") == 0) {
+		double d = upb_Message_Get(vm, pb_field(v, "number_value")).double_val;
+		md_put(o, "n", 1);
+		md_put(o, &d, sizeof(d));
+	} else if (strcmp(k, "bool_value") == 0) {
+		md_put(o, pb_bool(v, "bool_value") ? "t" : "f", 1);
+	} else if (strcmp(k, "string_value") == 0) {
+		md_put(o, "s", 1);
+		md_put_str(o, pb_str(v, "string_value"), false);
+	} else if (strcmp(k, "struct_value") == 0) {
+		md_put_struct(o, upb_Message_Get(vm, pb_field(v, "struct_value")).msg_val,
+			      depth + 1);
+	} else {
+		struct pb l = pb_msg(v, "list_value");
+		const upb_Array *a =
+		    l.m ? upb_Message_Get(l.m, pb_field(l, "values")).array_val : NULL;
+		uint32_t n = a ? (uint32_t)upb_Array_Size(a) : 0;
+		md_put(o, "l", 1);
+		md_put(o, &n, 4);
+		for (uint32_t i = 0; i < n; i++)
+			md_put_value(o, upb_Array_Get(a, i).msg_val, depth + 1);
+	}
+}
+
+static void md_put_struct(struct md_enc *o, const upb_Message *st, int depth)
+{
+	struct pb s = {st, arn_proto_msgdef("google.protobuf.Struct")};
+	const upb_Map *f = st ? upb_Message_Get(st, pb_field(s, "fields")).map_val : NULL;
+	uint32_t n = f ? (uint32_t)upb_Map_Size(f) : 0;
+	md_put(o, "m", 1);
+	md_put(o, &n, 4);
+	size_t it = kUpb_Map_Begin;
+	while (n && upb_MapIterator_Next(f, &it)) {
+		md_put_str(o, upb_MapIterator_Key(f, it).str_val, true);
+		md_put_value(o, upb_MapIterator_Value(f, it).msg_val, depth + 1);
+	}
+}
+
+void conv_lua_route_md(struct conv *c, struct pb md, const uint8_t **out, uint32_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	const upb_Map *fm =
+	    md.m ? upb_Message_Get(md.m, pb_field(md, "filter_metadata")).map_val : NULL;
+	if (!fm || !upb_Map_Size(fm))
+		return;
+	struct md_enc o = {.b = malloc(ARN_LUA_ROUTE_MD_MAX)};
+	if (!o.b) {
+		conv_err(c, "metadata", "no memory");
+		return;
+	}
+	size_t it = kUpb_Map_Begin;
+	while (!o.over && upb_MapIterator_Next(fm, &it)) {
+		/* each key of the filter's Struct a record */
+		upb_StringView name = upb_MapIterator_Key(fm, it).str_val;
+		const upb_Message *st = upb_MapIterator_Value(fm, it).msg_val;
+		struct pb s = {st, arn_proto_msgdef("google.protobuf.Struct")};
+		const upb_Map *f = st ? upb_Message_Get(st, pb_field(s, "fields")).map_val : NULL;
+		size_t j = kUpb_Map_Begin;
+		while (f && !o.over && upb_MapIterator_Next(f, &j)) {
+			md_put_str(&o, name, true);
+			md_put_str(&o, upb_MapIterator_Key(f, j).str_val, true);
+			md_put_value(&o, upb_MapIterator_Value(f, j).msg_val, 1);
+		}
+	}
+	if (o.over) {
+		*len = UINT32_MAX; /* metadata() on this route: a script error */
+	} else if (o.len) {
+		uint8_t *p = conv_alloc(c, o.len);
+		if (p) {
+			memcpy(p, o.b, o.len);
+			*out = p;
+			*len = o.len;
+		}
+	}
+	free(o.b);
+}

@@ -546,6 +546,7 @@ static void route(struct conv *c, struct pb rt, struct arn_cfg_route *r,
 	    "add,request_headers_to_remove,response_headers_to_add,response_headers_to_remove,"
 	    "stat_prefix,typed_per_filter_config,tracing");
 	conv_per_filter(c, rt, &r->per_filter, &r->n_per_filter);
+	conv_lua_route_md(c, pb_msg(rt, "metadata"), &r->lua_md, &r->lua_md_len);
 	r->trace = conv_route_trace(c, rt);
 	if (pb_has(rt, "name"))
 		r->name = conv_str(c, pb_str(rt, "name"));

@@ -60,6 +60,7 @@ struct lua_call {
 	bool body_lost; /* setBytes() found no room: the body is not whole */
 	int co_ref;	/* its coroutine, in the state's registry (LUA_NOREF: none) */
 	size_t fi;	/* the filter's index */
+	const struct arn_cfg_route *route; /* the stream's (metadata()), or NULL */
 	/* respond() */
 	bool responded;
 	unsigned status;
@@ -81,6 +82,7 @@ struct lua_obj {
 #define MT_SSL "arion.lua.ssl_connection"
 #define MT_BUFFER "arion.lua.buffer"
 #define MT_DYNMD "arion.lua.dynamic_metadata"
+#define MT_META "arion.lua.metadata"
 
 /* A response whose body a script waits for (envoy_on_response's body()):
  * the filter took the body (HTTP_S_ENC_BODY), kept here whole; the edits
@@ -1178,6 +1180,103 @@ static int d_pairs(lua_State *L)
 	return 1;
 }
 
+/* ---- the route's metadata ------------------------------------------------------------------ */
+
+/* metadata(): the route's filter_metadata under the filter's name, else
+ * under envoy.filters.http.lua (Envoy's getMetadata), as records of the
+ * route's encoded metadata (arn_lua.h); *fl 0 when the route has none */
+static const char *meta_name(lua_State *L, const struct lua_call *c, size_t *fl)
+{
+	const struct arn_cfg_route *r = c->route;
+	*fl = 0;
+	if (!r || !r->lua_md_len)
+		return NULL;
+	if (r->lua_md_len == UINT32_MAX)
+		luaL_error(L, "metadata(): the route's metadata is past Arion's bound (%d bytes)",
+			   (int)ARN_LUA_ROUTE_MD_MAX);
+	const struct arn_cfg_hcm *h = c->st->hc->hcm;
+	const char *names[2] = {h && h->http_filter_names ? h->http_filter_names[c->fi] : NULL,
+				"envoy.filters.http.lua"};
+	for (int k = 0; k < 2; k++) {
+		if (!names[k])
+			continue;
+		size_t nl = strlen(names[k]);
+		for (const uint8_t *p = r->lua_md; p < r->lua_md + r->lua_md_len;) {
+			const char *rf, *rk;
+			uint16_t rfl, rkl;
+			const uint8_t *v;
+			p = md_rec(p, &rf, &rfl, &rk, &rkl, &v);
+			if (rfl == nl && memcmp(rf, names[k], nl) == 0) {
+				*fl = nl;
+				return names[k];
+			}
+		}
+	}
+	return NULL;
+}
+
+static int s_metadata(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HANDLE);
+	new_obj(L, c, MT_META);
+	return 1;
+}
+
+/* get(key): the value, or nothing */
+static int m_get(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_META);
+	size_t kl, fl;
+	const char *k = luaL_checklstring(L, 2, &kl);
+	const char *f = meta_name(L, c, &fl);
+	const struct arn_cfg_route *r = c->route;
+	for (const uint8_t *p = f ? r->lua_md : NULL; p && p < r->lua_md + r->lua_md_len;) {
+		const char *rf, *rk;
+		uint16_t rfl, rkl;
+		const uint8_t *v;
+		p = md_rec(p, &rf, &rfl, &rk, &rkl, &v);
+		if (rfl == fl && rkl == kl && !memcmp(rf, f, fl) && !memcmp(rk, k, kl)) {
+			md_push(L, v);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* pairs(): its keys and values (a position in upvalue 2) */
+static int m_next(lua_State *L)
+{
+	struct lua_call *c = live(L, lua_upvalueindex(1), MT_META);
+	size_t fl;
+	const char *f = meta_name(L, c, &fl);
+	const struct arn_cfg_route *r = c->route;
+	lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2));
+	while (f && pos < r->lua_md_len) {
+		const char *rf, *rk;
+		uint16_t rfl, rkl;
+		const uint8_t *v;
+		const uint8_t *e = md_rec(r->lua_md + pos, &rf, &rfl, &rk, &rkl, &v);
+		pos = e - r->lua_md;
+		if (rfl != fl || memcmp(rf, f, fl) != 0)
+			continue;
+		lua_pushinteger(L, pos);
+		lua_replace(L, lua_upvalueindex(2));
+		lua_pushlstring(L, rk, rkl);
+		md_push(L, v);
+		return 2;
+	}
+	return 0;
+}
+
+static int m_pairs(lua_State *L)
+{
+	live(L, 1, MT_META);
+	lua_pushvalue(L, 1);
+	lua_pushinteger(L, 0);
+	lua_pushcclosure(L, m_next, 2);
+	return 1;
+}
+
 static int c_ssl(lua_State *L)
 {
 	struct lua_call *c = live(L, 1, MT_CONN);
@@ -1253,11 +1352,11 @@ static int types_k(lua_State *L)
 					  {"timestamp", s_timestamp},
 					  {"timestampString", s_timestamp_string},
 					  {"body", s_body},
+					  {"metadata", s_metadata},
 					  {NULL, NULL}};
 	static const char *const handle_nb[] = {"bodyChunks",
 						"trailers",
 						"httpCall",
-						"metadata",
 						"filterContext",
 						"importPublicKey",
 						"verifySignature",
@@ -1303,6 +1402,11 @@ static int types_k(lua_State *L)
 	static const luaL_Reg dynmd[] = {{"get", d_get}, {"set", d_set}, {NULL, NULL}};
 	type_new(L, MT_DYNMD, dynmd, NULL);
 	lua_pushcfunction(L, d_pairs);
+	lua_setfield(L, -2, "__pairs");
+	lua_pop(L, 1);
+	static const luaL_Reg meta[] = {{"get", m_get}, {NULL, NULL}};
+	type_new(L, MT_META, meta, NULL);
+	lua_pushcfunction(L, m_pairs);
 	lua_setfield(L, -2, "__pairs");
 	lua_pop(L, 1);
 	static const luaL_Reg conn[] = {{"ssl", c_ssl}, {NULL, NULL}};
@@ -1767,6 +1871,7 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
 	c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
 	c.co_ref = LUA_NOREF;
 	c.fi = i;
+	c.route = mt ? mt->route : NULL;
 	memset(c.gone, 0, sizeof(bool) * st->req.m.n_hdrs);
 	run(&c, i);
 	if (c.responded)
@@ -1913,6 +2018,7 @@ static int resp_run(struct http_stream *st, size_t from, struct arn_h1_edit *e, 
 		c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
 		c.co_ref = LUA_NOREF;
 		c.fi = i;
+		c.route = st->route;
 		memset(c.gone, 0, sizeof(bool) * st->resp.m.n_hdrs);
 		run(&c, i);
 		if (c.want_body && c.co_ref != LUA_NOREF) {

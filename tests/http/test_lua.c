@@ -67,7 +67,12 @@
 	LUA_ROUTE_(",\"name\":\"body.lua\"") "},"                                                    \
 	"{\"match\":{\"prefix\":\"/rbody\"},\"route\":{\"cluster\":\"web\"},"                      \
 	LUA_ROUTE_(",\"name\":\"rbody.lua\"") "},"                                                   \
+	"{\"match\":{\"prefix\":\"/mdfb\"},\"route\":{\"cluster\":\"web\"},"                       \
+	"\"metadata\":{\"filter_metadata\":{\"envoy.filters.http.lua\":{\"greeting\":\"fallback\"}}}," \
+	LUA_ROUTE_(",\"name\":\"md.lua\"") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/md\"},\"route\":{\"cluster\":\"web\"},"                         \
+	"\"metadata\":{\"filter_metadata\":{\"lua\":{\"greeting\":\"hi\",\"n\":2,"                    \
+	"\"list\":[1,\"two\",{\"deep\":true}]},\"envoy.filters.http.lua\":{\"greeting\":\"no\"}}}," \
 	LUA_ROUTE_(",\"name\":\"md.lua\"") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
 	LUA_ROUTE_(",\"disabled\":true") "},"                                                      \
@@ -95,7 +100,10 @@
 	"d:set(L, 'user', 'alice') d:set(L, 'n', 3) "                                              \
 	"d:set('other', 'tbl', {a = 1, b = {true, false}, c = 1.5, d = {}}) d:set(L, 'user', 'bob') " \
 	"local t = d:get(L) h:headers():add('x-md', t.user .. ',' .. tostring(t.n) .. ',' .. "     \
-	"tostring((d:get('none')))) end "                                                             \
+	"tostring((d:get('none')))) "                                                                \
+	"local m = h:metadata() local l = m:get('list') local n = 0 for k in pairs(m) do n = n + 1 end " \
+	"h:headers():add('x-meta', m:get('greeting') .. ',' .. tostring((m:get('n'))) .. ',' .. "  \
+	"(l and (l[2] .. ',' .. tostring(l[3].deep)) or 'nil') .. ',' .. tostring((m:get('x'))) .. ',' .. n) end " \
 	"function envoy_on_response(h) local d = h:streamInfo():dynamicMetadata() "                \
 	"local o = d:get('other').tbl local names = {} for k in pairs(d) do names[#names + 1] = k end " \
 	"h:headers():add('x-md', o.a .. ',' .. tostring(o.b[1]) .. ',' .. tostring(o.b[2]) .. ',' .. " \
@@ -623,7 +631,10 @@ static void test_lua_response_body_bounds(void **state)
 	hh_end();
 }
 
-/* streamInfo():dynamicMetadata() (Envoy's DynamicMetadataMapWrapper):
+/* handle:metadata() (Envoy's MetadataMapWrapper over the route's
+ * filter_metadata under the filter's name, else envoy.filters.http.lua):
+ * get of a string, a number, a list holding a Struct, a key not there;
+ * pairs(). And streamInfo():dynamicMetadata() (Envoy's DynamicMetadataMapWrapper):
  * set / get by filter name and key, a set replacing its key, numbers,
  * booleans, lists and maps, nothing for a name never set; kept for the
  * stream: the response script reads what the request script set, and so
@@ -639,7 +650,9 @@ static void test_lua_dynamic_metadata(void **state)
 	hh_settle();
 	char r[4096];
 	exchange(0, "GET /md HTTP/1.1\r\nHost: a\r\n\r\n",
-		 "GET /md HTTP/1.1\r\nHost: a\r\n" ADDED "x-md: bob,3,nil\r\n\r\n", OK5, "hello");
+		 "GET /md HTTP/1.1\r\nHost: a\r\n" ADDED
+		 "x-md: bob,3,nil\r\nx-meta: hi,2,two,true,nil,3\r\n\r\n",
+		 OK5, "hello");
 	struct peer *cl = hh_client(0);
 	log_from(cl, 0, r, sizeof(r));
 	if (!strstr(r, "x-md: 1,true,false,1.5,table,envoy.filters.http.lua other\r\n"
@@ -647,6 +660,11 @@ static void test_lua_dynamic_metadata(void **state)
 		       "x-md-big: dynamicMetadata past Arion's bound (4096 bytes a stream)\r\n"
 		       "x-md2: false\r\n"))
 		fail_msg("the client got:\n%s", r);
+	/* metadata(): the filter's name first, else envoy.filters.http.lua */
+	exchange(0, "GET /mdfb HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /mdfb HTTP/1.1\r\nHost: a\r\n" ADDED
+		 "x-md: bob,3,nil\r\nx-meta: fallback,nil,nil,nil,1\r\n\r\n",
+		 OK5, "hello");
 	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
 	hh_end();
 }
