@@ -7,13 +7,13 @@
  * thread-safe), bounded in memory and instructions (lib/config/arn_lua.h).
  *
  * The stream handle's synchronous API is built (headers(), respond(),
- * log*(), streamInfo(), connection(), base64Escape(), timestamp*()), and
- * body() (with setBytes): the coroutine waits (its reference kept in the
- * state's registry, the head held) until the body is whole (a request's
- * in the stream's kept body, a response's in the filter's, which takes
- * it: HTTP_S_ENC_BODY), then goes on; what is not (bodyChunks(),
- * trailers(), httpCall(), metadata(), dynamicMetadata(), ...) is a script
- * error naming it. A script error is
+ * log*(), streamInfo() with dynamicMetadata(), connection(), metadata(),
+ * base64Escape(), timestamp*()), and body() (with setBytes): the
+ * coroutine waits (its reference kept in the state's registry, the head
+ * held) until the body is whole (a request's in the stream's kept body, a
+ * response's in the filter's, which takes it: HTTP_S_ENC_BODY), then goes
+ * on; what is not (bodyChunks(), trailers(), httpCall(), filterContext(),
+ * ...) is a script error naming it. A script error is
  * Envoy's: logged, counted in http.<prefix>.lua[.<stat_prefix>].errors,
  * and the stream goes on with the edits the script made before it.
  *
