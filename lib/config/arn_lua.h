@@ -72,6 +72,10 @@ void arn_lua_close(lua_State *L);
  */
 void arn_lua_arm(lua_State *co, struct arn_lua_mem *mem);
 
+/** The count hook arn_lua_arm sets (lua_budget.c): a step of the call's
+ * budget each ARN_LUA_HOOK_STEP instructions, the call failed past it. */
+void arn_lua_hook(lua_State *L, lua_Debug *ar);
+
 /**
  * Charge @p n instructions of work done in C (where the count hook never
  * fires) to the current call of the state whose accounting is @p mem,

@@ -34,61 +34,6 @@ static void *lalloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return p;
 }
 
-/*
- * Every ARN_LUA_HOOK_STEP instructions. Out of budget, the call fails, and
- * from then on every instruction of the thread fails too (count 1), so a
- * script's pcall cannot catch the error and loop on: the first
- * instruction outside every pcall raises it to the top.
- */
-static void hook(lua_State *L, lua_Debug *ar);
-
-_Noreturn static void exhausted(lua_State *L, struct arn_lua_mem *m)
-{
-	m->budget = 0;
-	m->over = true;
-	lua_sethook(L, hook, LUA_MASKCOUNT, 1);
-	luaL_error(L, "instruction limit reached (%d)", (int)ARN_LUA_INSTR_MAX);
-	__builtin_unreachable();
-}
-
-static void hook(lua_State *L, lua_Debug *ar)
-{
-	(void)ar;
-	struct arn_lua_mem *m;
-	lua_getallocf(L, (void **)&m);
-	if (m->budget) {
-		m->budget--;
-		return;
-	}
-	exhausted(L, m);
-}
-
-void arn_lua_charge(lua_State *L, struct arn_lua_mem *m, uint64_t n)
-{
-	m->acc += n;
-	if (m->acc < ARN_LUA_HOOK_STEP)
-		return;
-	uint64_t k = m->acc / ARN_LUA_HOOK_STEP;
-	m->acc %= ARN_LUA_HOOK_STEP;
-	if (k > m->budget)
-		exhausted(L, m);
-	m->budget -= (uint32_t)k;
-}
-
-void arn_lua_arm(lua_State *co, struct arn_lua_mem *mem)
-{
-	mem->budget = ARN_LUA_INSTR_MAX / ARN_LUA_HOOK_STEP;
-	mem->over = false;
-	mem->acc = 0;
-	lua_sethook(co, hook, LUA_MASKCOUNT, ARN_LUA_HOOK_STEP);
-	/* the main thread runs the finalizers a collection calls */
-	lua_rawgeti(co, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
-	lua_State *main = lua_tothread(co, -1);
-	lua_pop(co, 1);
-	if (main && main != co)
-		lua_sethook(main, hook, LUA_MASKCOUNT, ARN_LUA_HOOK_STEP);
-}
-
 /* string.rep's result is written by C, which no hook interrupts: its
  * bytes are charged to the call's instructions, one per byte. */
 static int rep_bounded(lua_State *L)
@@ -104,11 +49,8 @@ static int rep_bounded(lua_State *L)
 	if (n > 0) {
 		double bytes = (double)n * (double)(l + lsep);
 		double steps = bytes / ARN_LUA_HOOK_STEP;
-		if (steps > m->budget) {
-			m->budget = 0;
-			return luaL_error(L, "instruction limit reached (%d)",
-					  (int)ARN_LUA_INSTR_MAX);
-		}
+		if (steps > m->budget) /* the call's end, as the hook's (no pcall catches it) */
+			arn_lua_charge(L, m, ((uint64_t)m->budget + 1) * ARN_LUA_HOOK_STEP);
 		m->budget -= (uint32_t)steps;
 	}
 	lua_pushvalue(L, lua_upvalueindex(1));
@@ -198,7 +140,7 @@ void arn_lua_close(lua_State *L)
 	/* finalizers a script set run now: one step of instructions each */
 	m->budget = 0;
 	m->acc = 0;
-	lua_sethook(L, hook, LUA_MASKCOUNT, ARN_LUA_HOOK_STEP);
+	lua_sethook(L, arn_lua_hook, LUA_MASKCOUNT, ARN_LUA_HOOK_STEP);
 	lua_close(L);
 }
 

@@ -745,10 +745,8 @@ static int b_get(lua_State *L)
 				  (int)n);
 	struct arn_lua_mem *m = &c->vm->mem;
 	uint32_t steps = (uint32_t)(n / ARN_LUA_HOOK_STEP);
-	if (steps > m->budget) {
-		m->budget = 0;
-		return luaL_error(L, "instruction limit reached (%d)", (int)ARN_LUA_INSTR_MAX);
-	}
+	if (steps > m->budget) /* the call's end, as the hook's (no pcall catches it) */
+		arn_lua_charge(L, m, ((uint64_t)m->budget + 1) * ARN_LUA_HOOK_STEP);
 	m->budget -= steps;
 	luaL_Buffer b;
 	char *p = luaL_buffinitsize(L, &b, n ? n : 1);

@@ -380,6 +380,13 @@ static void test_lua_pat_backtracking_bounded(void **state)
 	e = run_arn(t, "for i = 1, 100 do pcall(string.find, ('a'):rep(8000), '.-.-.-.-b') end"
 		       " return 1");
 	assert_non_null(strstr(e, "instruction limit reached"));
+	/* string.rep past the budget ends the call as the hook does: the
+	 * pcall returns, and the next instruction fails (fails before: the
+	 * script went on and returned "ok") */
+	t->mem.over = false;
+	e = run_arn(t, "pcall(string.rep, 'x', 1000000000) return 1");
+	assert_non_null(strstr(e, "instruction limit reached"));
+	assert_true(t->mem.over);
 	/* every function: gsub, match, gmatch */
 	e = run_arn(t, "return (('a'):rep(8000)):gsub('.-.-.-.-b', '')");
 	assert_non_null(strstr(e, "instruction limit reached"));
