@@ -22,6 +22,7 @@
 #include "http_filter.h"
 #include "http_otel.h"
 #include "http_pb.h"
+#include "http_pbw.h"
 #include "http_stream.h"
 #include "http_subreq.h"
 #include "http_zipkin.h"
@@ -183,96 +184,22 @@ enum http_otel_status http_otel_decide(const struct arn_cfg_tracing *t,
 
 /* ---- OTLP bytes, forwards ------------------------------------------------------------------- */
 
-struct pbf {
-	uint8_t *b;
-	size_t n, cap;
-	bool err;
-};
-
-static size_t vsize(uint64_t v)
-{
-	return pb_vsize(v);
-}
-
-static void f_raw(struct pbf *f, const void *p, size_t n)
-{
-	if (f->err || n > f->cap - f->n) {
-		f->err = true;
-		return;
-	}
-	if (n)
-		memcpy(f->b + f->n, p, n);
-	f->n += n;
-}
-
-static void f_varint(struct pbf *f, uint64_t v)
-{
-	uint8_t t[PB_VARINT_MAX];
-	f_raw(f, t, pb_varint(t, v));
-}
-
-static void f_tag(struct pbf *f, uint32_t field, uint32_t wt)
-{
-	f_varint(f, (uint64_t)field << 3 | wt);
-}
-
-static void f_bytes(struct pbf *f, uint32_t field, const void *p, size_t n)
-{
-	f_tag(f, field, 2);
-	f_varint(f, n);
-	f_raw(f, p, n);
-}
-
-static void f_fixed64(struct pbf *f, uint32_t field, uint64_t v)
-{
-	uint8_t t[8];
-	for (int i = 0; i < 8; i++)
-		t[i] = (uint8_t)(v >> (8 * i));
-	f_tag(f, field, 1);
-	f_raw(f, t, 8);
-}
-
-/* A string field whose bytes that are not UTF-8 become '?' (a protobuf
- * string must be UTF-8: a collector refuses the whole export otherwise,
- * and the values come from clients). */
-static void f_utf8(struct pbf *f, uint32_t field, const char *s, size_t n)
-{
-	f_tag(f, field, 2);
-	f_varint(f, n);
-	if (f->err || n > f->cap - f->n) {
-		f->err = true;
-		return;
-	}
-	const uint8_t *p = (const uint8_t *)s;
-	uint8_t *o = f->b + f->n;
-	for (size_t i = 0; i < n;) {
-		size_t k = arn_utf8_seq(p + i, n - i);
-		if (!k) {
-			o[i++] = '?';
-			continue;
-		}
-		memcpy(o + i, p + i, k);
-		i += k;
-	}
-	f->n += n;
-}
-
 /* KeyValue{key, value: AnyValue{string_value}} as field @p field */
 static size_t kv_size(const struct http_otel_kv *kv)
 {
-	size_t any = 1 + vsize(kv->vl) + kv->vl;
-	return 1 + vsize(kv->kl) + kv->kl + 1 + vsize(any) + any;
+	size_t any = 1 + pb_vsize(kv->vl) + kv->vl;
+	return 1 + pb_vsize(kv->kl) + kv->kl + 1 + pb_vsize(any) + any;
 }
 
-static void f_kv(struct pbf *f, uint32_t field, const struct http_otel_kv *kv)
+static void f_kv(struct pbw *f, uint32_t field, const struct http_otel_kv *kv)
 {
-	size_t any = 1 + vsize(kv->vl) + kv->vl;
-	f_tag(f, field, 2);
-	f_varint(f, kv_size(kv));
-	f_utf8(f, 1, kv->k, kv->kl);
-	f_tag(f, 2, 2);
-	f_varint(f, any);
-	f_utf8(f, 1, kv->v, kv->vl);
+	size_t any = 1 + pb_vsize(kv->vl) + kv->vl;
+	pbw_tag(f, field, 2);
+	pbw_varint(f, kv_size(kv));
+	pbw_utf8(f, 1, kv->k, kv->kl);
+	pbw_tag(f, 2, 2);
+	pbw_varint(f, any);
+	pbw_utf8(f, 1, kv->v, kv->vl);
 }
 
 /* Span{trace_id, span_id, trace_state, parent_span_id (NULL: none), name,
@@ -282,18 +209,18 @@ static size_t span_encode(uint8_t *out, size_t cap, const struct http_otel_span 
 			  size_t name_len, uint64_t start_ns, uint64_t end_ns,
 			  const struct http_otel_kv *kv, unsigned n)
 {
-	struct pbf f = {out, 0, cap, false};
-	f_bytes(&f, 1, sp->trace_id, 16);
-	f_bytes(&f, 2, id, 8);
+	struct pbw f = {out, 0, cap, false};
+	pbw_bytes(&f, 1, sp->trace_id, 16);
+	pbw_bytes(&f, 2, id, 8);
 	if (sp->tracestate_len)
-		f_utf8(&f, 3, sp->tracestate, sp->tracestate_len);
+		pbw_utf8(&f, 3, sp->tracestate, sp->tracestate_len);
 	if (parent)
-		f_bytes(&f, 4, parent, 8);
-	f_utf8(&f, 5, name, name_len);
-	f_tag(&f, 6, 0);
-	f_varint(&f, kind);
-	f_fixed64(&f, 7, start_ns);
-	f_fixed64(&f, 8, end_ns);
+		pbw_bytes(&f, 4, parent, 8);
+	pbw_utf8(&f, 5, name, name_len);
+	pbw_tag(&f, 6, 0);
+	pbw_varint(&f, kind);
+	pbw_fixed64(&f, 7, start_ns);
+	pbw_fixed64(&f, 8, end_ns);
 	for (unsigned i = 0; i < n; i++)
 		f_kv(&f, 9, &kv[i]);
 	return f.err ? 0 : f.n;
@@ -324,24 +251,24 @@ size_t http_otel_export_encode(uint8_t *out, size_t cap, const char *svc, size_t
 	 * KeyValue service.name}, 2: ScopeSpans{2: spans}}} */
 	struct http_otel_kv sn = {"service.name", svc, 12, (uint32_t)svc_len};
 	size_t kvn = kv_size(&sn);
-	size_t res = 1 + vsize(kvn) + kvn;
+	size_t res = 1 + pb_vsize(kvn) + kvn;
 	size_t scope = len;
-	size_t rs = 1 + vsize(res) + res + 1 + vsize(scope) + scope;
-	size_t req = 1 + vsize(rs) + rs;
+	size_t rs = 1 + pb_vsize(res) + res + 1 + pb_vsize(scope) + scope;
+	size_t req = 1 + pb_vsize(rs) + rs;
 	if (req > UINT32_MAX)
 		return 0;
-	struct pbf f = {out, 0, cap, false};
+	struct pbw f = {out, 0, cap, false};
 	uint8_t hdr[5] = {0, (uint8_t)(req >> 24), (uint8_t)(req >> 16), (uint8_t)(req >> 8),
 			  (uint8_t)req};
-	f_raw(&f, hdr, 5);
-	f_tag(&f, 1, 2);
-	f_varint(&f, rs);
-	f_tag(&f, 1, 2);
-	f_varint(&f, res);
+	pbw_raw(&f, hdr, 5);
+	pbw_tag(&f, 1, 2);
+	pbw_varint(&f, rs);
+	pbw_tag(&f, 1, 2);
+	pbw_varint(&f, res);
 	f_kv(&f, 1, &sn);
-	f_tag(&f, 2, 2);
-	f_varint(&f, scope);
-	f_raw(&f, spans, len);
+	pbw_tag(&f, 2, 2);
+	pbw_varint(&f, scope);
+	pbw_raw(&f, spans, len);
 	return f.err ? 0 : f.n;
 }
 
@@ -909,13 +836,13 @@ static void otel_report(struct http_otel_worker *o, const struct arn_cfg_tracing
 static size_t otel_need(size_t len, uint32_t qn)
 {
 	(void)qn;
-	return 1 + vsize(len) + len;
+	return 1 + pb_vsize(len) + len;
 }
 
 static void otel_append(struct http_otel_worker *o, const uint8_t *span, size_t len)
 {
-	struct pbf f = {o->q, o->qlen, sizeof(o->q), false};
-	f_bytes(&f, 2, span, len);
+	struct pbw f = {o->q, o->qlen, sizeof(o->q), false};
+	pbw_bytes(&f, 2, span, len);
 	o->qlen = f.n;
 }
 

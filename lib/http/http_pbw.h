@@ -1,6 +1,7 @@
 /*
  * A bounded protobuf writer for the messages Arion hand-encodes to
- * collectors (the gRPC access loggers' OTLP logs and ALS entries): fields
+ * collectors (the gRPC access loggers' OTLP logs and ALS entries, the
+ * OpenTelemetry tracer's spans): fields
  * go forwards into a caller's buffer; a write past its end sets err and
  * writes nothing more. Lengths of nested messages are computed before
  * they are written (pbw_*_size), so that nothing is moved.
@@ -12,6 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "arn_utf8.h"
+#include "http_pb.h"
 
 struct pbw {
 	uint8_t *b; /* the caller's; NULL: only count (PBW_MEASURE) */
@@ -25,16 +29,9 @@ struct pbw {
 
 enum { PBW_VARINT = 0, PBW_I64 = 1, PBW_LEN = 2, PBW_I32 = 5 };
 
-/* The bytes of varint @p v. */
-static inline size_t pbw_vsize(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
+/* The bytes of varint @p v (http_pb.h's, the readers' and the other
+ * writers'). */
+#define pbw_vsize pb_vsize
 
 /* A length-delimited field's bytes (tag of a field under 16, its length,
  * @p len bytes). */
@@ -60,14 +57,8 @@ static inline void pbw_raw(struct pbw *f, const void *p, size_t n)
 
 static inline void pbw_varint(struct pbw *f, uint64_t v)
 {
-	uint8_t t[10];
-	size_t n = 0;
-	while (v >= 0x80) {
-		t[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	t[n++] = (uint8_t)v;
-	pbw_raw(f, t, n);
+	uint8_t t[PB_VARINT_MAX];
+	pbw_raw(f, t, pb_varint(t, v));
 }
 
 static inline void pbw_tag(struct pbw *f, uint32_t field, uint32_t wt)
@@ -103,39 +94,6 @@ static inline void pbw_fixed64(struct pbw *f, uint32_t field, uint64_t v)
 	pbw_raw(f, t, 8);
 }
 
-/* The length of the valid UTF-8 sequence at @p p (0: not one). */
-static inline size_t pbw_utf8_seq(const uint8_t *p, size_t n)
-{
-	uint8_t c = p[0];
-	if (c < 0x80)
-		return 1;
-	size_t k;
-	uint32_t min;
-	if ((c & 0xe0) == 0xc0) {
-		k = 2;
-		min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		k = 3;
-		min = 0x800;
-	} else if ((c & 0xf8) == 0xf0) {
-		k = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (k > n)
-		return 0;
-	uint32_t cp = c & (0x7f >> k);
-	for (size_t i = 1; i < k; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return k;
-}
-
 /* A string's bytes (no tag, no length): bytes that are not UTF-8 become
  * '?' (a protobuf string must be UTF-8, a collector refuses the whole
  * message otherwise, and the values come from clients). The same length
@@ -153,7 +111,7 @@ static inline void pbw_utf8_raw(struct pbw *f, const char *s, size_t n)
 	const uint8_t *p = (const uint8_t *)s;
 	uint8_t *o = f->b + f->n;
 	for (size_t i = 0; i < n;) {
-		size_t k = pbw_utf8_seq(p + i, n - i);
+		size_t k = arn_utf8_seq(p + i, n - i);
 		if (!k) {
 			o[i++] = '?';
 			continue;
