@@ -43,6 +43,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "arn_fmt.h"
 #include "http_int.h"
 #include "http_od.h"
 
@@ -265,45 +266,13 @@ static uint64_t rr_stride(uint64_t tw)
 
 /* ---- RING_HASH and MAGLEV ------------------------------------------------ */
 
-/* "a.b.c.d" of IPv4 address @p a (host order) into @p o (16 bytes): Envoy's
- * Ipv4Instance::addressAsString. @return its length. */
-static size_t ip4_str(char *o, uint32_t a)
-{
-	size_t n = 0;
-	for (int sh = 24; sh >= 0; sh -= 8) {
-		unsigned b = (a >> sh) & 255;
-		if (b >= 100)
-			o[n++] = (char)('0' + b / 100);
-		if (b >= 10)
-			o[n++] = (char)('0' + b / 10 % 10);
-		o[n++] = (char)('0' + b % 10);
-		if (sh)
-			o[n++] = '.';
-	}
-	return n;
-}
-
-/* The decimal digits of @p v into @p o (20 bytes). @return their number. */
-static size_t u64_dec(char *o, uint64_t v)
-{
-	char t[20];
-	size_t n = 0;
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (size_t i = 0; i < n; i++)
-		o[i] = t[n - 1 - i];
-	return n;
-}
-
 /* "a.b.c.d:port" into @p o (22 bytes): Envoy's Address::Instance::asString
  * of an IPv4 address. @return its length. */
 static size_t addr_str(char *o, uint32_t a, uint16_t port)
 {
-	size_t n = ip4_str(o, a);
+	size_t n = (size_t)arn_fmt_ip4(a, o);
 	o[n++] = ':';
-	return n + u64_dec(o + n, port);
+	return n + (size_t)arn_fmt_u64(port, o + n);
 }
 
 /* The key Envoy hashes for an endpoint's host (HashingLoadBalancer::
@@ -480,8 +449,10 @@ static void ring_points(const struct cset *c, const struct arn_cfg_cluster *cl, 
 		b[base++] = '_';
 		tgt += scale * cand_nw(c, j, e, sum);
 		for (uint64_t i = 0; cur < tgt; i++, cur++)
-			sink->fn(sink, ring_hash(cl->ring_hash_fn, b, base + u64_dec(b + base, i)),
-				 j, e);
+			sink->fn(
+			    sink,
+			    ring_hash(cl->ring_hash_fn, b, base + (size_t)arn_fmt_u64(i, b + base)),
+			    j, e);
 	}
 }
 
@@ -1969,7 +1940,7 @@ uint64_t http_lb_source_ip_hash(uint32_t raddr)
 	/* IpHashMethod (HTTP) and SourceIpHashMethod (tcp_proxy):
 	 * xxHash64(addressAsString) */
 	char b[16];
-	return XXH64(b, ip4_str(b, raddr), 0);
+	return XXH64(b, (size_t)arn_fmt_ip4(raddr, b), 0);
 }
 
 /* Bytewise order of two values, a prefix first (std::string_view's). */

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "arn_fmt.h"
 #include "arn_proxy_proto.h"
 
 static const char V1_SIG[] = "PROXY ";
@@ -348,36 +349,6 @@ ssize_t arn_pp_parse(struct arn_pp *p, const void *buf, size_t len)
 
 /* ---- the writer ------------------------------------------------------------- */
 
-/* @p a's dotted quad (host order) at @p o. @return its length. */
-static size_t put_ip4(char *o, uint32_t a)
-{
-	size_t n = 0;
-	for (int sh = 24; sh >= 0; sh -= 8) {
-		unsigned b = (a >> sh) & 0xff;
-		if (b >= 100)
-			o[n++] = (char)('0' + b / 100);
-		if (b >= 10)
-			o[n++] = (char)('0' + b / 10 % 10);
-		o[n++] = (char)('0' + b % 10);
-		if (sh)
-			o[n++] = '.';
-	}
-	return n;
-}
-
-static size_t put_u16(char *o, uint16_t v)
-{
-	char t[5];
-	size_t k = 0;
-	do {
-		t[k++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (size_t i = 0; i < k; i++)
-		o[i] = t[k - 1 - i];
-	return k;
-}
-
 static void be16(uint8_t *o, uint16_t v)
 {
 	o[0] = (uint8_t)(v >> 8);
@@ -401,13 +372,13 @@ size_t arn_pp_write(uint8_t *out, unsigned version, const struct arn_pp_addrs *a
 		size_t n = 0;
 		memcpy(o, "PROXY TCP4 ", 11);
 		n = 11;
-		n += put_ip4(o + n, a->src);
+		n += (size_t)arn_fmt_ip4(a->src, o + n);
 		o[n++] = ' ';
-		n += put_ip4(o + n, a->dst);
+		n += (size_t)arn_fmt_ip4(a->dst, o + n);
 		o[n++] = ' ';
-		n += put_u16(o + n, a->sport);
+		n += (size_t)arn_fmt_u64(a->sport, o + n);
 		o[n++] = ' ';
-		n += put_u16(o + n, a->dport);
+		n += (size_t)arn_fmt_u64(a->dport, o + n);
 		o[n++] = '\r';
 		o[n++] = '\n';
 		return n;
