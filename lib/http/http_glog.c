@@ -22,6 +22,7 @@
 #include "arn_log.h"
 #include "arn_stats_envoy.h"
 #include "http_glog.h"
+#include "http_grpc_unary.h"
 #include "http_int.h"
 #include "http_pbw.h"
 #include "http_subreq.h"
@@ -580,7 +581,7 @@ struct glog_q {
 	size_t qlen;
 	bool busy;
 	uint8_t kind;	 /* enum arn_cfg_log_kind: what it queues */
-	int grpc_status; /* -1: none yet */
+	struct http_grpc_unary ex; /* the export's call */
 	uint8_t q[HTTP_GLOG_QUEUE_BYTES];
 	uint8_t out[OUT_MAX];
 };
@@ -631,51 +632,11 @@ static void export_over(struct glog_q *o, bool ok)
 	o->out_lsn = NULL;
 }
 
-static void grpc_status_of(struct glog_q *o, const struct arn_h1_header *h, unsigned n)
+/* The export is over (http_grpc_unary) */
+static void ex_done(struct http_grpc_unary *u, bool ok)
 {
-	for (unsigned i = 0; i < n; i++)
-		if (h[i].name_len == 11 && arn_h1_eq_nocase(h[i].name, 11, "grpc-status", 11))
-			o->grpc_status = h[i].value_len == 1 && h[i].value[0] == '0' ? 0 : 1;
+	export_over(OWNER(u, struct glog_q, ex), ok);
 }
-
-static void ex_head(struct http_subreq *sr, const struct arn_h1_msg *m)
-{
-	struct glog_q *o = sr->user;
-	if (m->status != 200)
-		o->grpc_status = 1;
-	else
-		grpc_status_of(o, m->hdrs, (unsigned)m->n_hdrs); /* trailers-only */
-}
-
-static void ex_body(struct http_subreq *sr, const char *d, size_t n)
-{
-	(void)sr, (void)d, (void)n; /* ExportLogsServiceResponse: partial_success only */
-}
-
-static void ex_trailers(struct http_subreq *sr, const struct arn_h1_msg *m)
-{
-	grpc_status_of(sr->user, m->trailers, (unsigned)m->n_trailers);
-}
-
-static void ex_end(struct http_subreq *sr)
-{
-	struct glog_q *o = sr->user;
-	export_over(o, o->grpc_status == 0);
-}
-
-static void ex_failed(struct http_subreq *sr, const char *why)
-{
-	(void)why;
-	export_over(sr->user, false);
-}
-
-static const struct http_subreq_ops ex_ops = {
-    .on_head = ex_head,
-    .on_body = ex_body,
-    .on_end = ex_end,
-    .on_trailers = ex_trailers,
-    .on_failed = ex_failed,
-};
 
 /* The queue lets go of its records and their configuration. */
 static void queue_release(struct glog_q *o)
@@ -725,7 +686,7 @@ static void flush(struct glog_q *o)
 	memset(&o->sr, 0, sizeof(o->sr));
 	o->sr.host = cfg->authority ? cfg->authority : cfg->cluster.name;
 	o->sr.host_len = cfg->authority ? cfg->authority_len : cfg->cluster.len;
-	o->grpc_status = -1;
+	http_grpc_unary_init(&o->ex, ex_done);
 	/* an export waits at most its timeout, else the flush interval: a
 	 * collector that never answers holds one export, not the worker */
 	uint32_t tmo = cfg->timeout_ms ? cfg->timeout_ms : cfg->flush_ms;
@@ -736,7 +697,7 @@ static void flush(struct glog_q *o)
 	int rc =
 	    http_subreq_start(&o->sr, &o->hc, g, &cfg->cluster, otel ? OTEL_LOGS_PATH : ALS_PATH,
 			      otel ? sizeof(OTEL_LOGS_PATH) - 1 : sizeof(ALS_PATH) - 1, o->h, k,
-			      (const char *)o->out, len, tmo, &ex_ops, o);
+			      (const char *)o->out, len, tmo, &http_grpc_unary_ops, &o->ex);
 	if (rc != 0) {
 		count(o, ARN_GLOG_logs_dropped, n);
 		export_over(o, false);

@@ -22,6 +22,7 @@
 #include "http_filter.h"
 #include "http_otel.h"
 #include "http_pb.h"
+#include "http_grpc_unary.h"
 #include "http_pbw.h"
 #include "http_stream.h"
 #include "http_subreq.h"
@@ -595,7 +596,8 @@ struct http_otel_worker {
 	bool busy;
 	/* the queued spans' tracer (the last's, once they went) */
 	const struct tracer_ops *ops;
-	int grpc_status; /* -1: none yet; Zipkin: the response's status */
+	int grpc_status;	    /* Zipkin: the report's HTTP status (-1: none yet) */
+	struct http_grpc_unary ex; /* OTLP's export */
 	uint8_t span[OTEL_SPAN_MAX];
 	uint8_t q[HTTP_OTEL_QUEUE_BYTES];
 	uint8_t out[OTEL_OUT_MAX];
@@ -665,51 +667,11 @@ static void export_over(struct http_otel_worker *o, bool ok)
 	o->out_lsn = NULL;
 }
 
-static void grpc_status_of(struct http_otel_worker *o, const struct arn_h1_header *h, unsigned n)
+/* OTLP's export is over (http_grpc_unary) */
+static void ex_done(struct http_grpc_unary *u, bool ok)
 {
-	for (unsigned i = 0; i < n; i++)
-		if (h[i].name_len == 11 && arn_h1_eq_nocase(h[i].name, 11, "grpc-status", 11))
-			o->grpc_status = h[i].value_len == 1 && h[i].value[0] == '0' ? 0 : 1;
+	export_over(OWNER(u, struct http_otel_worker, ex), ok);
 }
-
-static void ex_head(struct http_subreq *sr, const struct arn_h1_msg *m)
-{
-	struct http_otel_worker *o = sr->user;
-	if (m->status != 200)
-		o->grpc_status = 1;
-	else
-		grpc_status_of(o, m->hdrs, (unsigned)m->n_hdrs); /* trailers-only */
-}
-
-static void ex_body(struct http_subreq *sr, const char *d, size_t n)
-{
-	(void)sr, (void)d, (void)n; /* ExportTraceServiceResponse: partial_success only */
-}
-
-static void ex_trailers(struct http_subreq *sr, const struct arn_h1_msg *m)
-{
-	grpc_status_of(sr->user, m->trailers, (unsigned)m->n_trailers);
-}
-
-static void ex_end(struct http_subreq *sr)
-{
-	struct http_otel_worker *o = sr->user;
-	export_over(o, o->grpc_status == 0);
-}
-
-static void ex_failed(struct http_subreq *sr, const char *why)
-{
-	(void)why;
-	export_over(sr->user, false);
-}
-
-static const struct http_subreq_ops ex_ops = {
-    .on_head = ex_head,
-    .on_body = ex_body,
-    .on_end = ex_end,
-    .on_trailers = ex_trailers,
-    .on_failed = ex_failed,
-};
 
 /* Zipkin's report (Envoy's ReporterImpl::onSuccess / onFailure): 202
  * is sent, another status dropped, a failure failed. */
@@ -736,9 +698,15 @@ static void zk_failed(struct http_subreq *sr, const char *why)
 	export_over(o, true);
 }
 
+/* the report's answer (Envoy reads none of it) */
+static void zk_body(struct http_subreq *sr, const char *d, size_t n)
+{
+	(void)sr, (void)d, (void)n;
+}
+
 static const struct http_subreq_ops zk_ops = {
     .on_head = zk_head,
-    .on_body = ex_body,
+    .on_body = zk_body,
     .on_end = zk_end,
     .on_failed = zk_failed,
 };
@@ -816,14 +784,14 @@ static void otel_report(struct http_otel_worker *o, const struct arn_cfg_tracing
 	memset(&o->sr, 0, sizeof(o->sr));
 	o->sr.host = t->authority ? t->authority : t->cluster.name;
 	o->sr.host_len = t->authority ? t->authority_len : t->cluster.len;
-	o->grpc_status = -1;
+	http_grpc_unary_init(&o->ex, ex_done);
 	o->outlen = len;
 	/* an export waits at most its timeout, else the flush interval: a
 	 * collector that never answers holds one export, not the queue */
 	uint32_t tmo = t->timeout_ms ? t->timeout_ms : HTTP_OTEL_FLUSH_MS;
 	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
 	int rc = http_subreq_start(&o->sr, &o->hc, g, &t->cluster, OTEL_PATH, sizeof(OTEL_PATH) - 1,
-				   o->h, k, (const char *)o->out, len, tmo, &ex_ops, o);
+				   o->h, k, (const char *)o->out, len, tmo, &http_grpc_unary_ops, &o->ex);
 	if (rc != 0) {
 		otel_count(w, ARN_OTEL_spans_dropped, n);
 		export_over(o, false);
