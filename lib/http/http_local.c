@@ -16,6 +16,7 @@
 #include "http_gw_stream.h"
 #include "http_local.h"
 #include "http_otel.h"
+#include "http_router_filter.h"
 #include "http_local_reply.h"
 #include "http_stream.h"
 #include "http_upstream.h"
@@ -234,6 +235,9 @@ static void local_reply(struct http_stream *st, unsigned status, const char *bod
 	struct http_conn *hc = st->hc;
 	st->flags |= flags;
 	st->details = details;
+	/* the id Envoy gives every request at its head, for the reply, its
+	 * access log and its span */
+	http_route_local_request_id(st);
 	if (st->state & HTTP_S_RESP_STARTED) {
 		/* too late for a reply: Envoy resets the stream */
 		if (HS(hc))
