@@ -906,7 +906,9 @@ struct arn_cfg_hcm {
 	 * enum; IMPLEMENTATION_SPECIFIC_DEFAULT is KEEP_UNCHANGED, Envoy's
 	 * default) */
 	uint8_t escaped_slashes;
-	bool head_policies; /* either of the two above: one test a request */
+	/* either of the two above, ip_detect_reject or
+	 * always_set_request_id_in_response: one test a request */
+	bool head_policies;
 	uint32_t xff_num_trusted_hops;
 	const char *server_name;	      /* "envoy" as Envoy, unless set */
 	size_t server_name_len;		      /* strlen(server_name), 0: not known */
@@ -960,6 +962,7 @@ struct arn_cfg_hcm {
 	const struct arn_cfg_ipdetect *ip_detect;
 	size_t n_ip_detect;
 	bool ip_detect_reject;
+	/* the request's x-request-id on every response (head_policies too) */
 	bool always_set_request_id_in_response;
 	bool stream_error_on_invalid_http_message;
 	bool strip_trailing_host_dot;

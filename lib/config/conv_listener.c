@@ -585,6 +585,8 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 	out->skip_xff_append = pb_bool(h, "skip_xff_append");
 	conv_hcm_client(c, h, out);
 	out->always_set_request_id_in_response = pb_bool(h, "always_set_request_id_in_response");
+	/* http_hcm.c's head_policies marks each stream's response for it */
+	out->head_policies |= out->always_set_request_id_in_response;
 	bool seo = false;
 	pb_wrapped_bool(h, "stream_error_on_invalid_http_message", &seo);
 	out->stream_error_on_invalid_http_message = seo;

@@ -700,6 +700,12 @@ static bool __attribute__((noinline)) path_normalize(struct http_stream *st, uns
 static bool __attribute__((noinline))
 head_policies(struct http_stream *st, const struct arn_cfg_hcm *h)
 {
+	/* always_set_request_id_in_response: under the manager's one test
+	 * (conv_listener.c), not a test of its own a request */
+	if (h->always_set_request_id_in_response) {
+		st->state |= HTTP_S_RESP_EXTRA;
+		st->rid_resp = true;
+	}
 	/* an original_ip_detection extension with reject_with_status that
 	 * found no address: Envoy's local reply, before anything else runs */
 	uint32_t client;
@@ -1290,6 +1296,29 @@ set_cookies(struct http_stream *st, struct arn_h1_edit *e, int n)
 	return n + k;
 }
 
+/* What the upstream's response takes beyond its edits, after the @p n
+ * edits in @p e: the health check filter's cache of its @p status, the
+ * cookies the route's hash policies generated, and the request's id (as
+ * Envoy's setInResponse: when it has one). @return the edits' count, or
+ * -ENOSPC. Out of line: few responses come here, and the usual one's
+ * code keeps its registers (bench_hcm: one instruction a request less). */
+static int __attribute__((noinline, cold))
+resp_extra(struct http_stream *st, unsigned status, struct arn_h1_edit *e, int n)
+{
+	if (st->state & HTTP_S_HEALTH_CHECK)
+		http_hc_cache_set(st, status);
+	if (X(st)->cookie_gen && (n = set_cookies(st, e, n)) < 0)
+		return n;
+	/* the two slots write_resp_head keeps: the health check's and the
+	 * codec's */
+	if (st->rid_resp && st->request_id) {
+		if (n >= MAX_EDITS - 2)
+			return -ENOSPC;
+		e[n++] = http_request_id_edit(st);
+	}
+	return n;
+}
+
 static void write_resp_head(struct http_stream *st)
 {
 	struct http_conn *hc = st->hc;
@@ -1369,15 +1398,12 @@ static void write_resp_head(struct http_stream *st)
 	if (!(st->state & (HTTP_S_REQ_DONE | HTTP_S_TUNNEL)))
 		hc->close_after = true;
 	http_hc_drain(hc);
-	/* one test for both: neither is common (no instruction a request
-	 * where there is neither, bench_hcm) */
-	if (st->state & (HTTP_S_HEALTH_CHECK | HTTP_S_SET_COOKIE)) {
-		if (st->state & HTTP_S_HEALTH_CHECK)
-			http_hc_cache_set(st, r->status);
-		if ((st->state & HTTP_S_SET_COOKIE) && (n = set_cookies(st, e, n)) < 0) {
-			response_edit_overflow(st);
-			return;
-		}
+	/* one test for all: none is common (no instruction a request
+	 * where there is none, bench_hcm) */
+	if ((st->state & (HTTP_S_HEALTH_CHECK | HTTP_S_RESP_EXTRA)) &&
+	    (n = resp_extra(st, r->status, e, n)) < 0) {
+		response_edit_overflow(st);
+		return;
 	}
 	struct arn_h1_edit hcf;
 	/* its last test first, inline: health checks seldom fail */

@@ -314,6 +314,22 @@ static void local_reply(struct http_stream *st, unsigned status, const char *bod
 		extra = more;
 		n_extra++;
 	}
+	/* the request's id, as Envoy's mutateResponseHeaders sets it on a
+	 * local reply too (always_set_request_id_in_response, or an internal
+	 * request's x-envoy-force-trace) */
+	if (st->request_id &&
+	    ((hc->hcm && hc->hcm->always_set_request_id_in_response) || st->rid_resp)) {
+		if (n_extra >= MAX_EDITS) {
+			/* never a reply without its headers (issue 12) */
+			HTTP_INC(hc, rs_edit_overflow);
+			local_reply(st, 500, NULL, 0, flags, "response_edits_overflow", NULL, 0);
+			return;
+		}
+		if (n_extra && extra != more)
+			memcpy(more, extra, n_extra * sizeof(*extra));
+		extra = more;
+		more[n_extra++] = http_request_id_edit(st);
+	}
 	/* HCM tracing: a route decorator's operation propagated */
 	if (unlikely(hc->hcm && hc->hcm->tracing) && n_extra < MAX_EDITS &&
 	    http_otel_resp_header(st, &more[n_extra])) {

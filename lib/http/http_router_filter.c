@@ -408,7 +408,7 @@ static bool __attribute__((noinline)) attempt_hash(struct http_stream *st, uint6
 	 * each on the response */
 	if (gen) {
 		X(st)->cookie_gen = gen;
-		st->state |= HTTP_S_SET_COOKIE;
+		st->state |= HTTP_S_RESP_EXTRA;
 	}
 	return has;
 }
@@ -765,6 +765,16 @@ void __attribute__((noinline, cold)) http_route_sanitize(struct http_stream *st)
 	struct http_conn *hc = st->hc;
 	bool mtls = hc->tls && arn_tls_peer_cert_presented(hc->tls);
 	http_req_sanitize(hc->hcm, &st->req.m, hc->raddr, mtls);
+	/* an x-envoy-force-trace left (an internal request's) puts the
+	 * request's id on the response (Envoy's mutateResponseHeaders) */
+	const struct arn_h1_msg *m = &st->req.m;
+	for (unsigned i = 0; i < m->n_hdrs; i++)
+		if (m->hdrs[i].name_len == 19 &&
+		    arn_h1_eq_nocase(m->hdrs[i].name, 19, "x-envoy-force-trace", 19)) {
+			st->state |= HTTP_S_RESP_EXTRA;
+			st->rid_resp = true;
+			break;
+		}
 }
 
 void http_route_local_request_id(struct http_stream *st)
@@ -803,6 +813,16 @@ void http_route_local_request_id(struct http_stream *st)
 	st->text_len = at + HTTP_REQUEST_ID_LEN + 1;
 	st->request_id = v;
 	st->request_id_len = HTTP_REQUEST_ID_LEN;
+}
+
+struct arn_h1_edit http_request_id_edit(const struct http_stream *st)
+{
+	return (struct arn_h1_edit){.name = "x-request-id",
+				    .name_len = 12,
+				    .value = st->request_id,
+				    .value_len = st->request_id_len,
+				    .op = ARN_H1_EDIT_SET,
+				    .id1 = ARN_H1_H_X_REQUEST_ID + 1};
 }
 
 /*

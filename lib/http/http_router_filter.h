@@ -52,6 +52,8 @@ void http_route_sanitize(struct http_stream *st);
  * stream has one, or no head.
  */
 void http_route_local_request_id(struct http_stream *st);
+/** The edit that sets st->request_id (not NULL) on the response. */
+struct arn_h1_edit http_request_id_edit(const struct http_stream *st);
 bool http_attempt_send_(struct http_stream *st);
 /**
  * The attempt's request goes on, once its upstream connection took what

@@ -69,7 +69,7 @@ struct http_xreq {
 	uint32_t rb_bytes, rb_segs;
 	uint32_t text_mark; /* text used before the first attempt's edits */
 	/* the route's cookie hash policies that generated their cookie
-	 * (bit i: hash_policies[i]), valid with HTTP_S_SET_COOKIE; in the
+	 * (bit i: hash_policies[i]), valid with HTTP_S_RESP_EXTRA; in the
 	 * hole before rid_hi (bench_hcm: a larger block to zero costs) */
 	uint32_t cookie_gen;
 	uint64_t rid_hi, rid_lo;
@@ -200,9 +200,11 @@ enum http_stream_state {
 	/* the request's END came with its head (http_ev.end) and is still
 	 * to be handled (http_hcm.c's req_ready) */
 	HTTP_S_END_HELD = 1u << 26,
-	/* a cookie hash policy generated its cookie (http_xreq.cookie_gen):
-	 * the response sets it */
-	HTTP_S_SET_COOKIE = 1u << 27,
+	/* the upstream's response takes edits of the request's making: a
+	 * cookie a hash policy generated (http_xreq.cookie_gen) and the
+	 * request's x-request-id (http_stream.rid_resp); one bit, tested once
+	 * with the health check's (bench_hcm: no instruction without them) */
+	HTTP_S_RESP_EXTRA = 1u << 27,
 	/* the response's END came with its last body bytes
 	 * (HTTP_EV_BODY_END) and is still to be handled, once those bytes
 	 * went to the client (http_hcm.c's resp_ready) */
@@ -272,6 +274,12 @@ struct http_stream {
 	 * RST_STREAM, 2 REFUSED_STREAM (or above a GOAWAY's last stream: not
 	 * processed); 0 otherwise */
 	uint8_t up_reset;
+	/* the response gets the request's x-request-id (Envoy's
+	 * mutateResponseHeaders: always_set_request_id_in_response, or an
+	 * internal request's x-envoy-force-trace), with HTTP_S_RESP_EXTRA; in
+	 * the hole before flags (http_xreq has none: a larger block to zero
+	 * costs, bench_hcm) */
+	bool rid_resp;
 	uint32_t flags; /* ARN_RF_BIT(...) */
 	const char *details;
 	uint64_t start_tsc;

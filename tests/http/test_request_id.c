@@ -1,9 +1,12 @@
 /*
  * x-request-id as Envoy's connection manager makes it: at the head
  * (mutateRequestHeaders), so that a request answered locally (no route, a
- * filter's reply) has one for its access log and its span. End to end on
- * the real TCP stack over the fake lib/net, with hcm_harness.h's peers, as
- * test_router_edits_kept.c.
+ * filter's reply) has one for its access log, its span and its response;
+ * and on the response (mutateResponseHeaders) with
+ * always_set_request_id_in_response or an internal request's
+ * x-envoy-force-trace, upstream responses and local replies alike. End to
+ * end on the real TCP stack over the fake lib/net, with hcm_harness.h's
+ * peers, as test_router_edits_kept.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +39,15 @@
 	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\","                               \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"
+#define ALWAYS "\"always_set_request_id_in_response\":true,"
+#define EDGE "\"use_remote_address\":true,"
+/* the harness's client (198.18.0.100) internal, or not */
+#define INTERNAL                                                                                   \
+	EDGE "\"internal_address_config\":{\"cidr_ranges\":[{\"address_prefix\":\"198.18.0.0\","   \
+	"\"prefix_len\":16}]},"
+#define EXTERNAL                                                                                   \
+	EDGE "\"internal_address_config\":{\"cidr_ranges\":[{\"address_prefix\":\"10.0.0.0\","     \
+	"\"prefix_len\":8}]},"
 /* clang-format on */
 
 static char log_path[64];
@@ -159,6 +171,119 @@ static void test_local_reply_is_logged_with_a_request_id(void **state)
 	assert_false(field(down, "x-request-id", v));
 }
 
+/* always_set_request_id_in_response: the upstream's response and a local
+ * reply carry the id the request has, generated (the one the upstream
+ * got) or its own. */
+static void test_always_set_request_id_in_response(void **state)
+{
+	(void)state;
+	char v[64], u[64];
+	start(ALWAYS);
+	exchange(GET("/a"));
+	assert_non_null(strstr(down, "HTTP/1.1 200"));
+	if (!field(up, "x-request-id", u) || !is_uuid(u))
+		fail_msg("the upstream got no generated id:\n%s", up);
+	if (!field(down, "x-request-id", v) || strcmp(u, v) != 0)
+		fail_msg("the response does not carry the upstream's id %s:\n%s", u, down);
+	exchange(GET_ID("/a", "client-id-2"));
+	if (!field(down, "x-request-id", v) || strcmp(v, "client-id-2") != 0)
+		fail_msg("the response does not carry the client's id:\n%s", down);
+	exchange(GET("/none"));
+	assert_non_null(strstr(down, "HTTP/1.1 404"));
+	if (!field(down, "x-request-id", v) || !is_uuid(v))
+		fail_msg("the 404 carries no generated id:\n%s", down);
+	exchange(GET_ID("/none", "client-id-3"));
+	if (!field(down, "x-request-id", v) || strcmp(v, "client-id-3") != 0)
+		fail_msg("the 404 does not carry the client's id:\n%s", down);
+	hh_end();
+	const char *l = read_log();
+	char want[96];
+	snprintf(want, sizeof(want), "200 %s\n", u);
+	if (strncmp(l, want, strlen(want)) != 0)
+		fail_msg("the log's first line is not the upstream's id %s: %s", u, l);
+}
+
+/* At the edge the client's id is replaced by a generated one unless
+ * preserve_external_request_id: the response carries whichever the
+ * request has (the upstream got), for a local reply too. */
+static void test_edge_id_in_response_follows_preserve(void **state)
+{
+	(void)state;
+	char v[64], u[64];
+	start(ALWAYS EXTERNAL "\"preserve_external_request_id\":true,");
+	exchange(GET_ID("/a", "client-id-4"));
+	if (!field(up, "x-request-id", u) || strcmp(u, "client-id-4") != 0)
+		fail_msg("the upstream did not get the client's id:\n%s", up);
+	if (!field(down, "x-request-id", v) || strcmp(v, "client-id-4") != 0)
+		fail_msg("the response does not carry the client's id:\n%s", down);
+	exchange(GET_ID("/none", "client-id-5"));
+	if (!field(down, "x-request-id", v) || strcmp(v, "client-id-5") != 0)
+		fail_msg("the 404 does not carry the client's id:\n%s", down);
+	hh_end();
+
+	start(ALWAYS EXTERNAL);
+	exchange(GET_ID("/a", "client-id-6"));
+	if (!field(up, "x-request-id", u) || !is_uuid(u))
+		fail_msg("the upstream did not get a generated id:\n%s", up);
+	if (!field(down, "x-request-id", v) || strcmp(v, u) != 0)
+		fail_msg("the response does not carry the upstream's id %s:\n%s", u, down);
+	exchange(GET_ID("/none", "client-id-7"));
+	if (!field(down, "x-request-id", v) || !is_uuid(v))
+		fail_msg("the 404 does not carry a generated id:\n%s", down);
+	hh_end();
+	read_log();
+}
+
+/* Without the option, neither an upstream's response nor a local reply
+ * gets the id (the upstream's own passes as it is). */
+static void test_no_request_id_in_response_without_the_option(void **state)
+{
+	(void)state;
+	char v[64];
+	start("");
+	exchange(GET("/a"));
+	assert_non_null(strstr(down, "HTTP/1.1 200"));
+	assert_true(field(up, "x-request-id", v));
+	assert_false(field(down, "x-request-id", v));
+	exchange(GET_ID("/none", "client-id-8"));
+	assert_false(field(down, "x-request-id", v));
+	hh_end();
+	read_log();
+}
+
+/* x-envoy-force-trace on an internal request puts its id on the response
+ * (Envoy's mutateResponseHeaders); an external request's is taken out
+ * with the other x-envoy-* (cleanInternalHeaders), and puts none. */
+static void test_force_trace_sets_the_id_on_an_internal_request(void **state)
+{
+	(void)state;
+	char v[64], u[64];
+#define FORCE(path) "GET " path " HTTP/1.1\r\nHost: a\r\nx-envoy-force-trace: true\r\n\r\n"
+	start(INTERNAL);
+	exchange(FORCE("/a"));
+	if (!field(up, "x-request-id", u) || !is_uuid(u))
+		fail_msg("the upstream got no generated id:\n%s", up);
+	if (!field(down, "x-request-id", v) || strcmp(u, v) != 0)
+		fail_msg("the response does not carry the upstream's id %s:\n%s", u, down);
+	exchange(FORCE("/none"));
+	if (!field(down, "x-request-id", v) || !is_uuid(v))
+		fail_msg("the 404 carries no generated id:\n%s", down);
+	/* the next request of the connection without it: none */
+	exchange(GET("/a"));
+	assert_false(field(down, "x-request-id", v));
+	hh_end();
+
+	start(EXTERNAL);
+	exchange(FORCE("/a"));
+	assert_non_null(strstr(down, "HTTP/1.1 200"));
+	assert_null(strstr(up, "x-envoy-force-trace"));
+	assert_false(field(down, "x-request-id", v));
+	exchange(FORCE("/none"));
+	assert_false(field(down, "x-request-id", v));
+	hh_end();
+	read_log();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -173,6 +298,10 @@ int main(void)
 	hh_init(false);
 	const struct CMUnitTest tests[] = {
 	    T(test_local_reply_is_logged_with_a_request_id),
+	    T(test_always_set_request_id_in_response),
+	    T(test_edge_id_in_response_follows_preserve),
+	    T(test_no_request_id_in_response_without_the_option),
+	    T(test_force_trace_sets_the_id_on_an_internal_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
