@@ -11,6 +11,7 @@
 
 #include "arn_config.h"
 #include "http_cresp.h"
+#include "http_ext_proc.h"
 #include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_gw_stream.h"
@@ -257,6 +258,8 @@ static void local_reply(struct http_stream *st, unsigned status, const char *bod
 		http_timer_cancel(&X(st)->try_idle_timer);
 	}
 	st->state &= ~HTTP_S_RETRY_WAIT;
+	if (st->ext_proc && !(st->state & HTTP_S_LOCAL))
+		http_ext_proc_local(st); /* the processors never see it: counted */
 	st->state |= HTTP_S_LOCAL;
 	if (!(st->state & HTTP_S_HEAD_DONE) ||
 	    (!(st->state & HTTP_S_REQ_DONE) && http_msg_has_body(&st->req.m)))

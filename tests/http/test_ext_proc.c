@@ -2361,6 +2361,66 @@ static void test_ext_proc_answer_while_queued(void **state)
 	unlink(path);
 }
 
+/*
+ * A local reply made after the filter (the router's 503: the upstream
+ * reset before its response) is not sent to a processor that waits for
+ * the response (response_header_mode SEND): Envoy's encodeHeaders would
+ * send it (ext_proc.cc: !processing_complete_ && sendHeaders()); Arion
+ * writes it at once (docs/http.md "External processing") and counts it
+ * in local_replies_unprocessed, so an operator sees what the processor
+ * missed. A reply the filter made itself (an immediate_response) is not
+ * counted: Envoy's is not sent back either (processing_complete_). Fails
+ * before: local_replies_unprocessed does not exist (the 503 went out as
+ * here, uncounted).
+ */
+static void test_ext_proc_local_reply_counted(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t m[2048], msg[512];
+	size_t mn, k;
+	uint32_t sid, rx0[N_PEERS];
+	struct peer *a = NULL;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep14.%d.log", (int)getpid());
+	ep_begin_resp(path, "");
+	uint64_t lr0 = ep_stat(ARN_EXT_PROC_local_replies_unprocessed),
+		 sent0 = ep_stat(ARN_EXT_PROC_stream_msgs_sent);
+	/* 1. the router's 503 after the request's answer */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *u = held_setup("GET /rst HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, true);
+	hh_reset(u);
+	hh_settle();
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 503 Service Unavailable\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_false(ep_nth(a, sid, 1, m, sizeof(m), &mn)); /* no response_headers */
+	assert_int_equal(ep_stat(ARN_EXT_PROC_local_replies_unprocessed) - lr0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_sent) - sent0, 1);
+	/* 2. its own immediate_response: not counted, not sent back */
+	mark = hh_client(0)->log_len;
+	assert_ptr_equal(
+	    ep_request("GET /i HTTP/1.1\r\nHost: a\r\n\r\n", m, sizeof(m), &mn, &sid, a), a);
+	uint8_t imm[64], stc[8];
+	size_t il = 0, sl = 0;
+	pb_var(stc, &sl, 1, 403);
+	pb_ld(imm, &il, 1, stc, sl);
+	k = 0;
+	pb_ld(msg, &k, 7, imm, il);
+	snapshot(rx0);
+	ep_answer(a, false, sid, msg, k);
+	rx0[a - peers] = a->rx;
+	assert_null(upstream_that_got(rx0));
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 403 Forbidden\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_false(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	assert_int_equal(ep_stat(ARN_EXT_PROC_local_replies_unprocessed) - lr0, 1);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
 static void no_own(struct hh_rd *r, uint8_t op)
 {
 	(void)r;
@@ -2428,6 +2488,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_clear_route_cache_modes),
 	    cmocka_unit_test(test_ext_proc_path_route_kept),
 	    cmocka_unit_test(test_ext_proc_answer_while_queued),
+	    cmocka_unit_test(test_ext_proc_local_reply_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
