@@ -22,7 +22,9 @@
 # and the client gets the processor's body with its length;
 # clear_route_cache with the processor's x-ai-eg-model routes the request
 # again (Envoy AI Gateway's way), its absence keeps the route; the
-# counters say so.
+# router's 503 on a route whose processor waits for the response goes
+# to no processor, counted in local_replies_unprocessed; the counters
+# say so.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -123,5 +125,12 @@ expect "clear_route_cache: routed again on the processor's header" "$body" \
 	"^routed on the model m2$"
 body=$(cc -D "$h" "http://$us/model-keep/chat")
 expect "no clear_route_cache: the route the client's headers matched" "$body" "^got - - "
+n0=$(wc -l <"$log")
+cc -D "$h" "http://$us/none/x" >/dev/null
+expect "the router's 503 after the filter (no endpoint)" "$(head -1 "$h" | tr -d '\r')" "^HTTP/1.1 503"
+expect "the router's 503: not sent to the processor (request_headers alone)" \
+	"$(($(wc -l <"$log") - n0))" "^1$"
+expect "local_replies_unprocessed (the router's 503)" \
+	"$(stat http.ep.ext_proc.local_replies_unprocessed)" "^1$"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
