@@ -1751,21 +1751,6 @@ int http_ext_proc_resp_hold(struct http_stream *st)
 	return 0;
 }
 
-void http_ext_proc_local(struct http_stream *st)
-{
-	struct http_worker *w = st->hc->w;
-	for (uint16_t id = st->ext_proc; id && w->idx < ARN_STATS_MAX_WORKERS;) {
-		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
-		if (!a)
-			break;
-		id = a->prev;
-		/* EP_IDLE: the request's phase answered, the response's
-		 * awaited; EP_DONE (an immediate_response, a failure, a
-		 * timeout: Envoy's processing_complete_) is not counted */
-		if (a->state == EP_IDLE && (a->resp_send || a->rsp_body_buf))
-			EP_INC(a, local_replies_unprocessed);
-	}
-}
 
 int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 {
@@ -1936,6 +1921,15 @@ void http_ext_proc_stream_end(struct http_stream *st)
 		if (!a)
 			break;
 		id = a->prev;
+		/* a local reply made after the filter (the router's 503, a
+		 * later filter's): Envoy's encodeHeaders would send it to a
+		 * processor awaiting the response (EP_IDLE: the request's
+		 * phase answered); Arion's are written at once, so counted.
+		 * EP_DONE (an immediate_response, a failure, a timeout:
+		 * Envoy's processing_complete_) is not. */
+		if ((st->state & HTTP_S_LOCAL) && a->state == EP_IDLE &&
+		    (a->resp_send || a->rsp_body_buf))
+			EP_INC(a, local_replies_unprocessed);
 		http_subreq_cancel(&a->sr); /* (nothing when it is over) */
 		ep_put(w, a);
 	}

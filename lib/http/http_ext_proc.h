@@ -97,16 +97,6 @@ int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsi
  * -ECANCELED: a local reply went instead; 0: none.
  */
 int http_ext_proc_resp_hold(struct http_stream *st);
-/**
- * A local reply replaces @p st's response (called once, before it is
- * written): each ext_proc filter whose processor waits for the response
- * (response_header_mode SEND or response_body_mode BUFFERED, between
- * exchanges) counts it in local_replies_unprocessed. Envoy's
- * encodeHeaders would send it the reply; Arion writes it at once
- * (docs/http.md "External processing"). A reply the filter made itself
- * (its processing complete) is not counted: Envoy's is not sent back.
- */
-void http_ext_proc_local(struct http_stream *st);
 /** Is an ext_proc filter reading @p st's body (request_body_mode
  * BUFFERED: http_ext_proc_body takes it)? */
 bool http_ext_proc_reading(const struct http_stream *st);

@@ -11,7 +11,6 @@
 
 #include "arn_config.h"
 #include "http_cresp.h"
-#include "http_ext_proc.h"
 #include "http_filter.h"
 #include "http_grpc_stats.h"
 #include "http_gw_stream.h"
@@ -229,6 +228,49 @@ void http_local_reply_direct(struct http_stream *st, unsigned status, const char
 	local_reply(st, status, body, blen, flags, details, extra, n_extra);
 }
 
+/* The x-request-id Envoy's connection manager gives a request at its
+ * head, for one answered here: http_req_edits' rules (the client's own,
+ * or one generated from the words routing drew, or drawn now for a
+ * request answered before it was routed), into the stream's text, before
+ * the reply's edits, its log and its span read it. */
+static void local_request_id(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	const struct arn_cfg_hcm *h = hc->hcm;
+	if (st->request_id || !h || !st->res || !(st->state & HTTP_S_HEAD_DONE))
+		return;
+	const struct arn_h1_msg *m = &st->req.m;
+	int ri = -1;
+	for (int i = 0; i < m->n_hdrs && ri < 0; i++)
+		if (m->hdrs[i].id == ARN_H1_H_X_REQUEST_ID)
+			ri = i;
+	/* http_req_edits' rules: a generated id replaces the request's own
+	 * only at the edge without preserve_external_request_id */
+	bool internal = false;
+	http_client_addr(h, m, hc->raddr, &internal);
+	bool edge = h->use_remote_address && !internal;
+	if (ri >= 0 && !(h->generate_request_id && edge && !h->preserve_external_request_id)) {
+		st->request_id = m->hdrs[ri].value;
+		st->request_id_len = m->hdrs[ri].value_len;
+		return;
+	}
+	uint32_t at = st->text_len;
+	if (!h->generate_request_id || at + HTTP_REQUEST_ID_LEN + 1 > HTTP_TEXT)
+		return;
+	/* the words routing drew (http_route), or drawn now: a request
+	 * answered before it was routed has none (all zero) */
+	if (!X(st)->rid_hi && !X(st)->rid_lo) {
+		X(st)->rid_hi = http_rand(hc->w);
+		X(st)->rid_lo = http_rand(hc->w);
+	}
+	char *v = st->res->text + at;
+	http_request_id_fmt(X(st)->rid_hi, X(st)->rid_lo, v);
+	v[HTTP_REQUEST_ID_LEN] = 0;
+	st->text_len = at + HTTP_REQUEST_ID_LEN + 1;
+	st->request_id = v;
+	st->request_id_len = HTTP_REQUEST_ID_LEN;
+}
+
 static void local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
 			uint32_t flags, const char *details, const struct arn_h1_edit *extra,
 			unsigned n_extra)
@@ -238,7 +280,7 @@ static void local_reply(struct http_stream *st, unsigned status, const char *bod
 	st->details = details;
 	/* the id Envoy gives every request at its head, for the reply, its
 	 * access log and its span */
-	http_route_local_request_id(st);
+	local_request_id(st);
 	if (st->state & HTTP_S_RESP_STARTED) {
 		/* too late for a reply: Envoy resets the stream */
 		if (HS(hc))
@@ -258,8 +300,8 @@ static void local_reply(struct http_stream *st, unsigned status, const char *bod
 		http_timer_cancel(&X(st)->try_idle_timer);
 	}
 	st->state &= ~HTTP_S_RETRY_WAIT;
-	if (st->ext_proc && !(st->state & HTTP_S_LOCAL))
-		http_ext_proc_local(st); /* the processors never see it: counted */
+	/* (an ext_proc filter awaiting the response counts it at the
+	 * stream's end: http_ext_proc_stream_end) */
 	st->state |= HTTP_S_LOCAL;
 	if (!(st->state & HTTP_S_HEAD_DONE) ||
 	    (!(st->state & HTTP_S_REQ_DONE) && http_msg_has_body(&st->req.m)))

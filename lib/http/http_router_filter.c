@@ -777,53 +777,6 @@ void __attribute__((noinline, cold)) http_route_sanitize(struct http_stream *st)
 		}
 }
 
-void http_route_local_request_id(struct http_stream *st)
-{
-	struct http_conn *hc = st->hc;
-	const struct arn_cfg_hcm *h = hc->hcm;
-	if (st->request_id || !h || !st->res || !(st->state & HTTP_S_HEAD_DONE))
-		return;
-	const struct arn_h1_msg *m = &st->req.m;
-	int ri = -1;
-	for (int i = 0; i < m->n_hdrs && ri < 0; i++)
-		if (m->hdrs[i].id == ARN_H1_H_X_REQUEST_ID)
-			ri = i;
-	/* http_req_edits' rules: a generated id replaces the request's own
-	 * only at the edge without preserve_external_request_id */
-	bool internal = false;
-	http_client_addr(h, m, hc->raddr, &internal);
-	bool edge = h->use_remote_address && !internal;
-	if (ri >= 0 && !(h->generate_request_id && edge && !h->preserve_external_request_id)) {
-		st->request_id = m->hdrs[ri].value;
-		st->request_id_len = m->hdrs[ri].value_len;
-		return;
-	}
-	uint32_t at = st->text_len;
-	if (!h->generate_request_id || at + HTTP_REQUEST_ID_LEN + 1 > HTTP_TEXT)
-		return;
-	/* the words routing drew (http_route), or drawn now: a request
-	 * answered before it was routed has none (all zero) */
-	if (!X(st)->rid_hi && !X(st)->rid_lo) {
-		X(st)->rid_hi = http_rand(hc->w);
-		X(st)->rid_lo = http_rand(hc->w);
-	}
-	char *v = st->res->text + at;
-	http_request_id_fmt(X(st)->rid_hi, X(st)->rid_lo, v);
-	v[HTTP_REQUEST_ID_LEN] = 0;
-	st->text_len = at + HTTP_REQUEST_ID_LEN + 1;
-	st->request_id = v;
-	st->request_id_len = HTTP_REQUEST_ID_LEN;
-}
-
-struct arn_h1_edit http_request_id_edit(const struct http_stream *st)
-{
-	return (struct arn_h1_edit){.name = "x-request-id",
-				    .name_len = 12,
-				    .value = st->request_id,
-				    .value_len = st->request_id_len,
-				    .op = ARN_H1_EDIT_SET,
-				    .id1 = ARN_H1_H_X_REQUEST_ID + 1};
-}
 
 /*
  * The request edits a keep-alive connection keeps (struct http_conn.re_*).

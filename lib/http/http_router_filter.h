@@ -40,20 +40,6 @@ void http_route(struct http_stream *st, const struct arn_cfg_gen *g,
  * any filter, route or log reads the head. Out of line: only a head with
  * ARN_H1_F_PROXY_FIELDS comes here. */
 void http_route_sanitize(struct http_stream *st);
-/**
- * The request id of @p st, answered locally before its upstream request's
- * edits gave it one (no route, a filter's or the router's local reply):
- * the one those edits would have given (the request's own, or one
- * generated from the stream's random words per generate_request_id,
- * preserve_external_request_id and the edge, as http_req_edits), in
- * st->request_id for the access log, the span and the response. Envoy
- * makes it in mutateRequestHeaders, at the head; Arion with the upstream
- * request's edits, which a local reply never makes. Nothing when the
- * stream has one, or no head.
- */
-void http_route_local_request_id(struct http_stream *st);
-/** The edit that sets st->request_id (not NULL) on the response. */
-struct arn_h1_edit http_request_id_edit(const struct http_stream *st);
 bool http_attempt_send_(struct http_stream *st);
 /**
  * The attempt's request goes on, once its upstream connection took what

@@ -814,6 +814,18 @@ static inline void http_sw_hist(struct http_sw s, unsigned stat, uint64_t usec)
  * have one; every stream that reached this code has one). */
 #define X(st) (&(st)->res->x)
 
+/** The edit that sets st->request_id (not NULL) on a response
+ * (always_set_request_id_in_response, x-envoy-force-trace). */
+static inline struct arn_h1_edit http_request_id_edit(const struct http_stream *st)
+{
+	return (struct arn_h1_edit){.name = "x-request-id",
+				    .name_len = 12,
+				    .value = st->request_id,
+				    .value_len = st->request_id_len,
+				    .op = ARN_H1_EDIT_SET,
+				    .id1 = ARN_H1_H_X_REQUEST_ID + 1};
+}
+
 #define OWNER(t, type, field) ((type *)((char *)(t)-offsetof(type, field)))
 
 static inline uint64_t http_now_us(struct http_worker *w, uint64_t since_tsc)
