@@ -27,6 +27,7 @@
 #include "http_rb.h"
 #include "http_req_kept.h"
 #include "http_stream.h"
+#include "http_subreq.h"
 #include "http_worker.h"
 
 
@@ -59,7 +60,10 @@ struct lua_call {
 	bool body_set;	/* setBytes() replaced the request's kept body */
 	bool body_lost; /* setBytes() found no room: the body is not whole */
 	int co_ref;	/* its coroutine, in the state's registry (LUA_NOREF: none) */
-	size_t fi;	/* the filter's index */
+	/* httpCall(): the sub-request the coroutine waits for (NULL: none),
+	 * and the one whose answer it is resumed with */
+	struct lua_hcall *call, *answer;
+	size_t fi;			   /* the filter's index */
 	const struct arn_cfg_route *route; /* the stream's (metadata()), or NULL */
 	/* respond() */
 	bool responded;
@@ -101,10 +105,41 @@ struct lua_resp {
 	bool lost;    /* setBytes() found no room */
 };
 
+/* httpCall()'s sub-request: its request (copies, in req[]) and its
+ * answer. On the stream's list (st->res->lua_calls) from its start to the
+ * stream's end, or to the next httpCall() after it is over: not freed
+ * inside its own callbacks, but for a stream that ended there (then freed
+ * as the callback returns: on_end and on_failed are the sub-request's
+ * last act). */
+struct lua_hcall {
+	struct http_subreq sr;
+	struct http_stream *st;
+	struct lua_hcall *next;
+	bool sync;	 /* a call waits for it (st->res->lua_wait) */
+	bool over;	 /* on_end or on_failed came (or it never started) */
+	bool overflow;	 /* its body passed HTTP_LUA_CALL_BODY_MAX */
+	bool timed_out;	 /* failed on its timeout: 504 */
+	bool in_cb;	 /* its callback runs the script (not freed under it) */
+	bool failed;	 /* failed otherwise: 503 */
+	unsigned status; /* the answer's */
+	size_t fi;	 /* the filter's index */
+	struct arn_cfg_ref cluster;
+	struct http_subreq_header h[HTTP_SUBREQ_MAX_HDRS];
+	unsigned n;
+	/* the answer's head lines: [u16 name length][u32 value length][name][value] */
+	char *hd;
+	size_t hd_len;
+	char *body;
+	size_t blen, bcap;
+	char *req; /* the request's strings */
+};
+
 static const struct http_filter_ops lua_enc_ops;
 
-/* ---- control lcore ------------------------------------------------------------------------- */
+uint32_t http_lua_call_body_max = HTTP_LUA_CALL_BODY_MAX;
+unsigned http_lua_calls_max = HTTP_LUA_CALLS_MAX;
 
+/* ---- control lcore ------------------------------------------------------------------------- */
 
 /* ---- objects ------------------------------------------------------------------------------- */
 
@@ -655,6 +690,8 @@ static int s_body(lua_State *L)
 	}
 	if (c->want_body)
 		return luaL_error(L, "body() called twice");
+	if (c->co_ref != LUA_NOREF)
+		return luaL_error(L, "body() after httpCall() is not supported by Arion");
 	if (st->req_xf)
 		/* a filter before rewrites the body (gRPC-Web text) */
 		return luaL_error(L,
@@ -1339,6 +1376,429 @@ static void type_new(lua_State *L, const char *mt, const luaL_Reg *fns, const ch
 	lua_setfield(L, -2, "__metatable");
 }
 
+/* ---- httpCall() ---------------------------------------------------------------------------- */
+
+static void run_resumed(struct http_stream *st, struct lua_call *w);
+static bool run_k(struct lua_call *c, size_t i, lua_CFunction fn);
+static int resume_k(lua_State *L);
+static void count(struct http_stream *st, size_t i, unsigned id);
+
+static void hcall_free(struct lua_hcall *k)
+{
+	free(k->hd);
+	free(k->body);
+	free(k->req);
+	free(k);
+}
+
+/* The stream's calls that are over leave its list. @return how many are
+ * in flight. */
+static unsigned hcall_reap(struct http_stream *st)
+{
+	unsigned n = 0;
+	struct lua_hcall **pp = (struct lua_hcall **)&st->res->lua_calls;
+	while (*pp) {
+		struct lua_hcall *k = *pp;
+		if (k->over && !k->in_cb) {
+			*pp = k->next;
+			hcall_free(k);
+			continue;
+		}
+		n += !k->over;
+		pp = &k->next;
+	}
+	return n;
+}
+
+/* The answer as Envoy's onSuccess gives it: a table of the head's lines
+ * (:status first, one value per name: the last), the body or nil; a
+ * failure is 503 "upstream failure" (onFailure's), a timeout the router's
+ * 504 "upstream request timeout". On @p L, two values. */
+static void push_answer(lua_State *L, const struct lua_hcall *k)
+{
+	lua_createtable(L, 0, 4);
+	if (k->timed_out || k->failed || k->overflow) {
+		bool t = k->timed_out;
+		lua_pushstring(L, t ? "504" : "503");
+		lua_setfield(L, -2, ":status");
+		if (t) {
+			lua_pushstring(L, "24");
+			lua_setfield(L, -2, "content-length");
+			lua_pushstring(L, "text/plain");
+			lua_setfield(L, -2, "content-type");
+		}
+		lua_pushstring(L, t ? "upstream request timeout" : "upstream failure");
+		return;
+	}
+	lua_pushfstring(L, "%d", (int)k->status);
+	lua_setfield(L, -2, ":status");
+	for (size_t o = 0; k->hd && o < k->hd_len;) {
+		uint16_t nl;
+		uint32_t vl;
+		memcpy(&nl, k->hd + o, 2);
+		memcpy(&vl, k->hd + o + 2, 4);
+		o += 6;
+		lua_pushlstring(L, k->hd + o, nl);
+		lua_pushlstring(L, k->hd + o + nl, vl);
+		lua_settable(L, -3);
+		o += nl + (size_t)vl;
+	}
+	if (k->blen)
+		lua_pushlstring(L, k->body, k->blen);
+	else
+		lua_pushnil(L);
+}
+
+static void hc_head(struct http_subreq *sr, const struct arn_h1_msg *m)
+{
+	struct lua_hcall *k = OWNER(sr, struct lua_hcall, sr);
+	k->status = m->status;
+	if (!k->sync || k->hd)
+		return; /* an asynchronous call's answer is dropped (Envoy's) */
+	size_t n = 0;
+	for (unsigned j = 0; j < m->n_hdrs; j++)
+		n += 6 + m->hdrs[j].name_len + m->hdrs[j].value_len;
+	if (!n || !(k->hd = malloc(n))) {
+		k->failed = n != 0; /* without memory: as a failure */
+		return;
+	}
+	for (unsigned j = 0; j < m->n_hdrs; j++) {
+		const struct arn_h1_header *h = &m->hdrs[j];
+		uint16_t nl = (uint16_t)h->name_len;
+		uint32_t vl = (uint32_t)h->value_len;
+		char *p = k->hd + k->hd_len;
+		memcpy(p, &nl, 2);
+		memcpy(p + 2, &vl, 4);
+		for (uint16_t b = 0; b < nl; b++) /* names lower case, as Envoy's */
+			p[6 + b] = (char)((h->name[b] >= 'A' && h->name[b] <= 'Z') ? h->name[b] + 32
+										   : h->name[b]);
+		memcpy(p + 6 + nl, h->value, vl);
+		k->hd_len += 6 + (size_t)nl + vl;
+	}
+}
+
+static void hc_body(struct http_subreq *sr, const char *data, size_t len)
+{
+	struct lua_hcall *k = OWNER(sr, struct lua_hcall, sr);
+	if (!k->sync || k->overflow || k->failed)
+		return;
+	if ((uint64_t)k->blen + len > http_lua_call_body_max) {
+		/* Envoy's buffer limit: the call fails; the rest is read and
+		 * dropped until its end or its timeout */
+		k->overflow = true;
+		free(k->body);
+		k->body = NULL;
+		k->blen = k->bcap = 0;
+		return;
+	}
+	if (k->blen + len > k->bcap) {
+		size_t cap = k->bcap ? k->bcap * 2 : 4096;
+		while (cap < k->blen + len)
+			cap *= 2;
+		if (cap > http_lua_call_body_max)
+			cap = http_lua_call_body_max;
+		char *b = realloc(k->body, cap);
+		if (!b) {
+			k->failed = true;
+			return;
+		}
+		k->body = b;
+		k->bcap = cap;
+	}
+	memcpy(k->body + k->blen, data, len);
+	k->blen += len;
+}
+
+/* The call is over: a script waiting for it goes on with its answer. */
+static void hc_over(struct lua_hcall *k)
+{
+	k->over = true;
+	struct http_stream *st = k->st;
+	if (k->failed || k->timed_out || k->overflow)
+		count(st, k->fi, ARN_LUA_http_call_failed);
+	if (!k->sync)
+		return;
+	k->sync = false;
+	struct lua_call *w = st->res->lua_wait;
+	if (!w || w->call != k || (st->state & HTTP_S_LOCAL))
+		return; /* the stream moved on (a reply): the coroutine goes with it */
+	struct http_conn *hc = st->hc;
+	k->in_cb = true;
+	w->call = NULL;
+	w->answer = k;
+	run_k(w, w->fi, resume_k);
+	w->answer = NULL;
+	run_resumed(st, w);
+	k->in_cb = false;
+	if (!k->st)
+		hcall_free(k); /* the stream ended inside: its last use */
+	else {
+		free(k->hd);
+		free(k->body);
+		k->hd = k->body = NULL;
+	}
+	http_conn_run(hc);
+}
+
+static void hc_end(struct http_subreq *sr)
+{
+	hc_over(OWNER(sr, struct lua_hcall, sr));
+}
+
+static void hc_failed(struct http_subreq *sr, const char *why)
+{
+	struct lua_hcall *k = OWNER(sr, struct lua_hcall, sr);
+	if (strncmp(why, "timed out", 9) == 0)
+		k->timed_out = true;
+	else
+		k->failed = true;
+	hc_over(k);
+}
+
+static const struct http_subreq_ops hc_ops = {
+    .on_head = hc_head,
+    .on_body = hc_body,
+    .on_end = hc_end,
+    .on_failed = hc_failed,
+};
+
+/* The stream ends: its calls are cancelled and freed (one whose callback
+ * is running frees itself when it returns). */
+static void calls_end(struct http_stream *st)
+{
+	struct lua_hcall *k = st->res->lua_calls;
+	st->res->lua_calls = NULL;
+	while (k) {
+		struct lua_hcall *nx = k->next;
+		if (k->in_cb) {
+			k->st = NULL;
+		} else {
+			http_subreq_cancel(&k->sr);
+			hcall_free(k);
+		}
+		k = nx;
+	}
+}
+
+/* The table's headers (at @p t) for a call: measured (@p out NULL) or
+ * copied into @p out (lower-case names) with k->h filled; :method, :path
+ * and :authority into @p ps. @return the bytes. Script errors as Envoy's
+ * and for what Arion makes itself (framing, Host). */
+static size_t hc_headers(lua_State *L, int t, struct lua_hcall *k, char *out,
+			 struct arn_h1_slice *ps, unsigned *have)
+{
+	size_t used = 0;
+	unsigned n = 0;
+	lua_pushnil(L);
+	while (lua_next(L, t) != 0) {
+		if (lua_type(L, -2) != LUA_TSTRING)
+			luaL_error(L, "http call header names must be strings");
+		size_t nl;
+		const char *name = lua_tolstring(L, -2, &nl);
+		int pi = -1;
+		if (nl && name[0] == ':') {
+			static const char *const pn[] = {":method", ":path", ":authority"};
+			for (int j = 0; j < 3; j++)
+				if (strlen(pn[j]) == nl && memcmp(pn[j], name, nl) == 0)
+					pi = j;
+			bool scheme = nl == 7 && memcmp(name, ":scheme", 7) == 0;
+			if (pi < 0 && !scheme)
+				luaL_error(L, "http call header '%s' is not supported by Arion",
+					   name);
+			if (scheme) { /* the cluster's transport says it */
+				lua_pop(L, 1);
+				continue;
+			}
+		} else {
+			check_name(L, -2, &nl);
+		}
+		/* a value, or a table of values (one line each) */
+		bool many = lua_istable(L, -1);
+		lua_Integer vi = 0;
+		for (;;) {
+			int vidx = -1;
+			if (many) {
+				lua_rawgeti(L, -1, ++vi);
+				if (lua_isnil(L, -1)) {
+					lua_pop(L, 1);
+					break;
+				}
+			}
+			if (lua_type(L, vidx) != LUA_TSTRING && lua_type(L, vidx) != LUA_TNUMBER)
+				luaL_error(L, "http call header '%s' must have string values",
+					   name);
+			size_t vl;
+			const char *v = lua_tolstring(L, vidx, &vl);
+			for (size_t b = 0; b < vl; b++)
+				if (v[b] == '\r' || v[b] == '\n' || v[b] == 0)
+					luaL_error(L, "invalid header value");
+			if (pi >= 0) {
+				*have |= 1u << pi;
+				if (out) {
+					memcpy(out + used, v, vl);
+					ps[pi] = (struct arn_h1_slice){out + used, vl};
+				}
+				used += vl;
+			} else {
+				if (n == HTTP_SUBREQ_MAX_HDRS)
+					luaL_error(
+					    L,
+					    "http call headers: more than %d are not supported "
+					    "by Arion",
+					    HTTP_SUBREQ_MAX_HDRS);
+				if (out) {
+					char *p = out + used;
+					for (size_t b = 0; b < nl; b++)
+						p[b] = (char)((name[b] >= 'A' && name[b] <= 'Z')
+								  ? name[b] + 32
+								  : name[b]);
+					memcpy(p + nl, v, vl);
+					k->h[n] = (struct http_subreq_header){p, p + nl, nl, vl};
+				}
+				n++;
+				used += nl + vl;
+			}
+			if (many)
+				lua_pop(L, 1);
+			else
+				break;
+		}
+		lua_pop(L, 1);
+	}
+	k->n = n;
+	return used;
+}
+
+/* httpCall(cluster, headers, body, timeout_ms[, asynchronous]) or
+ * httpCall(cluster, headers, body, {timeout_ms = , asynchronous = }), as
+ * Envoy's: the synchronous form waits (the coroutine yields) for the
+ * answer's headers and body; the asynchronous form returns at once and
+ * its answer is dropped. On requests (envoy_on_request). */
+static int s_http_call(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HANDLE);
+	struct http_stream *st = c->st;
+	if (c->resp)
+		return luaL_error(L, "httpCall() in envoy_on_response is not supported by Arion");
+	size_t cl;
+	const char *cluster = luaL_checklstring(L, 2, &cl);
+	luaL_checktype(L, 3, LUA_TTABLE);
+	size_t blen = 0;
+	const char *body = luaL_optlstring(L, 4, NULL, &blen);
+	lua_Integer tmo = 0;
+	bool async = false;
+	if (lua_istable(L, 5)) {
+		lua_pushnil(L);
+		while (lua_next(L, 5) != 0) {
+			if (lua_type(L, -2) != LUA_TSTRING)
+				return luaL_error(L, "httpCall() options keys must be strings");
+			const char *o = lua_tostring(L, -2);
+			if (strcmp(o, "asynchronous") == 0) {
+				async = lua_toboolean(L, -1);
+			} else if (strcmp(o, "timeout_ms") == 0) {
+				if (!lua_isinteger(L, -1))
+					return luaL_error(L,
+							  "'timeout_ms' option must be an integer");
+				tmo = lua_tointeger(L, -1);
+				if (tmo < 0)
+					return luaL_error(L, "http call timeout must be >= 0");
+			} else if (strcmp(o, "trace_sampled") == 0 || strcmp(o, "send_xff") == 0 ||
+				   strcmp(o, "return_duplicate_headers") == 0) {
+				return luaL_error(
+				    L, "httpCall() option \"%s\" is not supported by Arion", o);
+			} else {
+				return luaL_error(
+				    L, "\"%s\" is not valid key for httpCall() options", o);
+			}
+			lua_pop(L, 1);
+		}
+	} else {
+		if (!lua_isnone(L, 6) && !lua_isboolean(L, 6))
+			return luaL_error(
+			    L, "http call asynchronous flag must be 'true', 'false', or empty");
+		tmo = luaL_checkinteger(L, 5);
+		if (tmo < 0)
+			return luaL_error(L, "http call timeout must be >= 0");
+		async = lua_toboolean(L, 6);
+	}
+	struct http_worker *w = st->hc->w;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	struct arn_cfg_ref ref = {.name = cluster, .len = cl, .hash = arn_cfg_hash(cluster, cl)};
+	struct arn_cfg_cluster_view v;
+	if (!g || arn_cfg_cluster_resolve(g, &ref, &v) != 0)
+		return luaL_error(L, "http call cluster invalid. Must be configured");
+	/* measured, then copied into a block of the state's (a script error
+	 * leaks nothing), then into the call's own memory: no Lua call
+	 * once that is taken */
+	struct lua_hcall tmp;
+	unsigned have = 0;
+	size_t hb = hc_headers(L, 3, &tmp, NULL, NULL, &have);
+	if (have != 7u)
+		return luaL_error(L, "http call headers must include ':path', ':method', and "
+				     "':authority'");
+	if (hcall_reap(st) >= http_lua_calls_max) {
+		count(st, c->fi, ARN_LUA_http_call_refused);
+		return luaL_error(L,
+				  "httpCall(): %d calls in flight on this stream, the most "
+				  "Arion allows",
+				  (int)http_lua_calls_max);
+	}
+	size_t total = cl + hb + blen;
+	char *ud = lua_newuserdatauv(L, total ? total : 1, 0);
+	struct arn_h1_slice ps[3];
+	have = 0;
+	hc_headers(L, 3, &tmp, ud + cl, ps, &have);
+	memcpy(ud, cluster, cl);
+	if (blen)
+		memcpy(ud + cl + hb, body, blen);
+	struct lua_hcall *k = calloc(1, sizeof(*k));
+	char *req = k ? malloc(total ? total : 1) : NULL;
+	if (!req) {
+		free(k);
+		return luaL_error(L, "httpCall(): no memory");
+	}
+	memcpy(req, ud, total);
+	lua_pop(L, 1);
+#define MOVED(p) (req + ((const char *)(p)-ud))
+	k->req = req;
+	k->cluster = (struct arn_cfg_ref){.name = req, .len = cl, .hash = ref.hash};
+	k->n = tmp.n;
+	for (unsigned j = 0; j < tmp.n; j++)
+		k->h[j] = (struct http_subreq_header){MOVED(tmp.h[j].name), MOVED(tmp.h[j].value),
+						      tmp.h[j].name_len, tmp.h[j].value_len};
+	k->sr.method_name = (struct arn_h1_slice){MOVED(ps[0].p), ps[0].len};
+	k->sr.method = (uint8_t)arn_h1_method_lookup(ps[0].p, ps[0].len);
+	k->sr.host = MOVED(ps[2].p);
+	k->sr.host_len = ps[2].len;
+	/* no body: no content-length, as Envoy's (the script's method stays) */
+	k->sr.get = body == NULL;
+	k->st = st;
+	k->fi = c->fi;
+	k->sync = !async;
+	int rc = http_subreq_start(&k->sr, st->hc, g, &k->cluster, MOVED(ps[1].p), ps[1].len, k->h,
+				   k->n, body ? req + cl + hb : NULL, blen,
+				   tmo > UINT32_MAX ? UINT32_MAX : (uint32_t)tmo, &hc_ops, k);
+#undef MOVED
+	if (rc != 0) {
+		hcall_free(k);
+		if (rc == -ENOENT)
+			return luaL_error(L, "http call cluster invalid. Must be configured");
+		/* Envoy's immediate failure: 503 at once (none asynchronously) */
+		count(st, c->fi, ARN_LUA_http_call_failed);
+		if (async)
+			return 0;
+		struct lua_hcall f = {.failed = true};
+		push_answer(L, &f);
+		return 2;
+	}
+	k->next = st->res->lua_calls;
+	st->res->lua_calls = k;
+	if (async)
+		return 0;
+	c->call = k;
+	return lua_yield(L, 0);
+}
+
 /* In protected mode: the types. */
 static int types_k(lua_State *L)
 {
@@ -1351,10 +1811,10 @@ static int types_k(lua_State *L)
 					  {"timestampString", s_timestamp_string},
 					  {"body", s_body},
 					  {"metadata", s_metadata},
+					  {"httpCall", s_http_call},
 					  {NULL, NULL}};
 	static const char *const handle_nb[] = {"bodyChunks",
 						"trailers",
-						"httpCall",
 						"filterContext",
 						"importPublicKey",
 						"verifySignature",
@@ -1557,8 +2017,9 @@ static int call_k(lua_State *L)
 				 c->n_reply);
 		return 0;
 	}
-	if (rc == LUA_YIELD && c->want_body && c->co_ref == LUA_NOREF) {
-		/* body(): the coroutine is kept until the body is whole */
+	if (rc == LUA_YIELD && (c->want_body || c->call) && c->co_ref == LUA_NOREF) {
+		/* body(), httpCall(): the coroutine is kept until the body is
+		 * whole or the answer came */
 		lua_pushvalue(L, 2);
 		c->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 		return 0;
@@ -1583,14 +2044,23 @@ static int resume_k(lua_State *L)
 	if (!co)
 		return luaL_error(L, "the coroutine is gone");
 	arn_lua_arm(co, &vm->mem);
-	new_obj(co, c, MT_BUFFER);
+	int nargs = 1;
+	if (c->answer) { /* httpCall()'s answer: made here, moved over */
+		push_answer(L, c->answer);
+		lua_xmove(L, co, 2);
+		nargs = 2;
+	} else {
+		new_obj(co, c, MT_BUFFER);
+	}
 	int nres;
-	int rc = lua_resume(co, L, 1, &nres);
+	int rc = lua_resume(co, L, nargs, &nres);
 	if (rc == LUA_YIELD && c->responded) {
 		http_local_reply(c->st, c->status, c->body, c->blen, 0, "lua_response", c->reply,
 				 c->n_reply);
 		return 0;
 	}
+	if (rc == LUA_YIELD && c->call)
+		return 0; /* another httpCall(): it waits again */
 	if (rc == LUA_YIELD)
 		return luaL_error(L, "script performed an unexpected yield");
 	if (rc != LUA_OK) {
@@ -1731,6 +2201,25 @@ static bool wait_body(struct http_stream *st, size_t i, struct lua_call *c)
 	return true;
 }
 
+/* httpCall(): the call waits for its answer (hc_over resumes it), the
+ * head held as the walk stopped here. @return true (the walk stops), or
+ * the call goes on as if the script had failed there without memory. */
+static bool wait_call(struct http_stream *st, size_t i, struct lua_call *c)
+{
+	c->vm->pins++;
+	struct lua_call *w = malloc(sizeof(*w));
+	if (!w) {
+		c->call->sync = false; /* its answer is dropped */
+		let_go(c);
+		count(st, i, ARN_LUA_errors);
+		return !keep_edits(st, i, c);
+	}
+	*w = *c;
+	st->res->lua_wait = w;
+	st->res->lua_from = (uint8_t)(i + 1);
+	return true;
+}
+
 bool http_lua_reading(const struct http_stream *st)
 {
 	return st->res && st->res->lua_reading;
@@ -1781,10 +2270,22 @@ void http_lua_body_end(struct http_stream *st)
 	if (!w)
 		return;
 	run_k(w, w->fi, resume_k);
+	run_resumed(st, w);
+}
+
+/* The waiting call @p w ran again (its body came, or its httpCall()'s
+ * answer): it answered, waits for another call, or the walk goes on
+ * with its body (if it read it) and its edits. */
+static void run_resumed(struct http_stream *st, struct lua_call *w)
+{
 	if (w->responded) {
 		wait_free(st);
 		return;
 	}
+	if (w->call)
+		return;
+	if (!w->want_body)
+		goto edits;
 	if (w->body_lost) {
 		/* setBytes() found no room: never a part of a body upstream */
 		size_t fi = w->fi;
@@ -1810,6 +2311,7 @@ void http_lua_body_end(struct http_stream *st)
 		return;
 	}
 	http_rb_send_first(st);
+edits:;
 	size_t i = w->fi;
 	bool ok = keep_edits(st, i, w);
 	wait_free(st);
@@ -1842,6 +2344,7 @@ void http_lua_stream_end(struct http_stream *st)
 {
 	if (!st->res)
 		return;
+	calls_end(st);
 	wait_free(st);
 	resp_free(st);
 	free(st->res->lua_md);
@@ -1868,6 +2371,7 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
 	c.n_rm = c.n_adds = c.n_reply = 0;
 	c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
 	c.co_ref = LUA_NOREF;
+	c.call = c.answer = NULL;
 	c.fi = i;
 	c.route = mt ? mt->route : NULL;
 	memset(c.gone, 0, sizeof(bool) * st->req.m.n_hdrs);
@@ -1876,6 +2380,8 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
 		return true;
 	if (c.want_body && c.co_ref != LUA_NOREF)
 		return wait_body(st, i, &c);
+	if (c.call && c.co_ref != LUA_NOREF)
+		return wait_call(st, i, &c);
 	struct arn_h1_edit e[HTTP_LUA_MAX_EDITS];
 	unsigned n = emit(&c, e);
 	if (n && http_req_edits_keep(st, e, n) < 0) {
@@ -2015,6 +2521,7 @@ static int resp_run(struct http_stream *st, size_t from, struct arn_h1_edit *e, 
 		c.n_rm = c.n_adds = c.n_reply = 0;
 		c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
 		c.co_ref = LUA_NOREF;
+		c.call = c.answer = NULL;
 		c.fi = i;
 		c.route = st->route;
 		memset(c.gone, 0, sizeof(bool) * st->resp.m.n_hdrs);

@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct arn_cfg_lua;
 struct arn_cfg_route_match;
@@ -73,6 +74,18 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
  * (a body past HTTP_LUA_BODY_MAX by its content-length: 500).
  */
 int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
+
+/* httpCall(): sub-requests a stream's scripts may have in flight at
+ * once (more: a script error, counted in http_call_refused); each holds
+ * a copy of its request and up to HTTP_LUA_CALL_BODY_MAX of its answer */
+#define HTTP_LUA_CALLS_MAX 4
+/* bytes of an httpCall() answer's body (more: the call fails, the script
+ * sees 503 "upstream failure", as Envoy's async client buffer limit) */
+#define HTTP_LUA_CALL_BODY_MAX (1u << 20)
+/* the bound in force (HTTP_LUA_CALL_BODY_MAX; tests lower it) */
+extern uint32_t http_lua_call_body_max;
+/* HTTP_LUA_CALLS_MAX in force (tests lower it) */
+extern unsigned http_lua_calls_max;
 
 /* bytes of a request body a script's body() reads (more: 413, as Envoy's
  * decoder buffer limit, its default per_connection_buffer_limit_bytes);

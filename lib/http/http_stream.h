@@ -134,6 +134,9 @@ struct http_res {
 	/* streamInfo():dynamicMetadata()'s values (http_lua.c's struct
 	 * lua_md), every Lua filter's, freed at the stream's end */
 	void *lua_md;
+	/* httpCall()'s sub-requests (http_lua.c's struct lua_hcall list),
+	 * cancelled and freed at the stream's end */
+	void *lua_calls;
 	/* larger scratch for a head whose segment-spanning lines outgrow
 	 * req_scratch / resp_scratch, and a trailer array for HTTP/1
 	 * trailers past the slots their head left (from the worker's pools,
