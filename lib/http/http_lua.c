@@ -1417,8 +1417,8 @@ static unsigned hcall_reap(struct http_stream *st)
 static void push_answer(lua_State *L, const struct lua_hcall *k)
 {
 	lua_createtable(L, 0, 4);
-	if (k->timed_out || k->failed || k->overflow) {
-		bool t = k->timed_out;
+	if (!k || k->timed_out || k->failed || k->overflow) {
+		bool t = k && k->timed_out;
 		lua_pushstring(L, t ? "504" : "503");
 		lua_setfield(L, -2, ":status");
 		if (t) {
@@ -1581,11 +1581,12 @@ static void calls_end(struct http_stream *st)
 }
 
 /* The table's headers (at @p t) for a call: measured (@p out NULL) or
- * copied into @p out (lower-case names) with k->h filled; :method, :path
- * and :authority into @p ps. @return the bytes. Script errors as Envoy's
- * and for what Arion makes itself (framing, Host). */
-static size_t hc_headers(lua_State *L, int t, struct lua_hcall *k, char *out,
-			 struct arn_h1_slice *ps, unsigned *have)
+ * copied into @p out (lower-case names), @p hv filled (@p nh of them),
+ * :method, :path and :authority into @p ps (@p have: which were there).
+ * @return the bytes. Script errors as Envoy's and for what Arion makes
+ * itself (framing, Host). */
+static size_t hc_headers(lua_State *L, int t, struct http_subreq_header *hv, unsigned *nh,
+			 char *out, struct arn_h1_slice *ps, unsigned *have)
 {
 	size_t used = 0;
 	unsigned n = 0;
@@ -1653,7 +1654,7 @@ static size_t hc_headers(lua_State *L, int t, struct lua_hcall *k, char *out,
 								  ? name[b] + 32
 								  : name[b]);
 					memcpy(p + nl, v, vl);
-					k->h[n] = (struct http_subreq_header){p, p + nl, nl, vl};
+					hv[n] = (struct http_subreq_header){p, p + nl, nl, vl};
 				}
 				n++;
 				used += nl + vl;
@@ -1665,7 +1666,7 @@ static size_t hc_headers(lua_State *L, int t, struct lua_hcall *k, char *out,
 		}
 		lua_pop(L, 1);
 	}
-	k->n = n;
+	*nh = n;
 	return used;
 }
 
@@ -1730,9 +1731,9 @@ static int s_http_call(lua_State *L)
 	/* measured, then copied into a block of the state's (a script error
 	 * leaks nothing), then into the call's own memory: no Lua call
 	 * once that is taken */
-	struct lua_hcall tmp;
-	unsigned have = 0;
-	size_t hb = hc_headers(L, 3, &tmp, NULL, NULL, &have);
+	struct http_subreq_header hv[HTTP_SUBREQ_MAX_HDRS];
+	unsigned nh = 0, have = 0;
+	size_t hb = hc_headers(L, 3, hv, &nh, NULL, NULL, &have);
 	if (have != 7u)
 		return luaL_error(L, "http call headers must include ':path', ':method', and "
 				     "':authority'");
@@ -1747,7 +1748,7 @@ static int s_http_call(lua_State *L)
 	char *ud = lua_newuserdatauv(L, total ? total : 1, 0);
 	struct arn_h1_slice ps[3];
 	have = 0;
-	hc_headers(L, 3, &tmp, ud + cl, ps, &have);
+	hc_headers(L, 3, hv, &nh, ud + cl, ps, &have);
 	memcpy(ud, cluster, cl);
 	if (blen)
 		memcpy(ud + cl + hb, body, blen);
@@ -1762,10 +1763,10 @@ static int s_http_call(lua_State *L)
 #define MOVED(p) (req + ((const char *)(p)-ud))
 	k->req = req;
 	k->cluster = (struct arn_cfg_ref){.name = req, .len = cl, .hash = ref.hash};
-	k->n = tmp.n;
-	for (unsigned j = 0; j < tmp.n; j++)
-		k->h[j] = (struct http_subreq_header){MOVED(tmp.h[j].name), MOVED(tmp.h[j].value),
-						      tmp.h[j].name_len, tmp.h[j].value_len};
+	k->n = nh;
+	for (unsigned j = 0; j < nh; j++)
+		k->h[j] = (struct http_subreq_header){MOVED(hv[j].name), MOVED(hv[j].value),
+						      hv[j].name_len, hv[j].value_len};
 	k->sr.method_name = (struct arn_h1_slice){MOVED(ps[0].p), ps[0].len};
 	k->sr.method = (uint8_t)arn_h1_method_lookup(ps[0].p, ps[0].len);
 	k->sr.host = MOVED(ps[2].p);
@@ -1787,8 +1788,7 @@ static int s_http_call(lua_State *L)
 		count(st, c->fi, ARN_LUA_http_call_failed);
 		if (async)
 			return 0;
-		struct lua_hcall f = {.failed = true};
-		push_answer(L, &f);
+		push_answer(L, NULL);
 		return 2;
 	}
 	k->next = st->res->lua_calls;
