@@ -8,7 +8,9 @@
 # bound, goes upstream as it came and the next request is served; a
 # route's LuaPerRoute name runs its script, disabled none; a script that
 # waits for the body (body()) reads a POST's; a response script rewrites
-# the response's body (body(), setBytes, gsub); the counters.
+# the response's body (body(), setBytes, gsub); a script's synchronous
+# httpCall() to the same server (its answer's status, a header and body
+# fields passed on upstream); the counters.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -64,6 +66,10 @@ for v in --http1.1 --http2-prior-knowledge; do
 	expect "$v /rbody: its count of rewrites" "$(hdr x-rewrites)" '^[0-9]+$'
 	cl=$(hdr content-length)
 	[ -z "$cl" ] || expect "$v /rbody: content-length the new length" "$cl" "^$((${#body} + 1))$"
+	n0=$(wc -l <"$log")
+	body=$(cc $v "http://$us/hcall")
+	expect "$v /hcall: what the script's httpCall() got" "$body" '"x-side":"200 kept side lua 3"'
+	expect "$v /hcall: the call, then the request" "$(tail -n +$((n0 + 1)) "$log" | tr '\n' ' ')" "^/side /hcall $"
 	body=$(cc $v -H 'x-drop: stays' "http://$us/off")
 	expect "$v /off: no script" "$body" '"x-drop":"stays"'
 done
