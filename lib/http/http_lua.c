@@ -2410,49 +2410,14 @@ static bool lua_off(const struct http_stream *st, const struct arn_cfg_hcm *h, s
  * bodies') and HTTP_LUA_BODY_MAX. @return false when a bound says no. */
 static bool resp_keep(struct http_stream *st, struct lua_resp *lr, const char *p, size_t n)
 {
-	struct http_worker *w = st->hc->w;
 	if ((uint64_t)lr->bytes + n > HTTP_LUA_BODY_MAX)
 		return false;
-	while (n) {
-		struct rte_mbuf *t = lr->tail;
-		size_t room = t ? rte_pktmbuf_tailroom(t) : 0;
-		if (!room) {
-			if (w->rb_segs >= (w->rb_segs_max ? w->rb_segs_max : HTTP_RB_WORKER_SEGS))
-				return false;
-			struct rte_mbuf *m = http_mbuf(w);
-			if (!m)
-				return false;
-			m->next = NULL;
-			if (t)
-				t->next = m;
-			else
-				lr->head = m;
-			lr->tail = m;
-			lr->segs++;
-			w->rb_segs++;
-			continue;
-		}
-		size_t k = n < room ? n : room;
-		memcpy(rte_pktmbuf_mtod_offset(t, char *, t->data_len), p, k);
-		t->data_len = (uint16_t)(t->data_len + k);
-		t->pkt_len = t->data_len;
-		p += k;
-		n -= k;
-		lr->bytes += (uint32_t)k;
-	}
-	return true;
+	return http_rb_chain_append(st->hc->w, &lr->head, &lr->tail, &lr->segs, &lr->bytes, p, n);
 }
 
 static void resp_free_body(struct http_stream *st, struct lua_resp *lr)
 {
-	struct rte_mbuf *m = lr->head;
-	while (m) {
-		struct rte_mbuf *n = m->next;
-		m->next = NULL;
-		rte_pktmbuf_free_seg(m);
-		m = n;
-	}
-	st->hc->w->rb_segs -= lr->segs;
+	http_rb_chain_free(st->hc->w, lr->head, lr->segs);
 	lr->head = lr->tail = NULL;
 	lr->bytes = lr->segs = 0;
 }
