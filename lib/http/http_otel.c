@@ -16,6 +16,7 @@
 
 #include "arn_access_log.h"
 #include "arn_config.h"
+#include "arn_hex.h"
 #include "arn_stats_envoy.h"
 #include "arn_utf8.h"
 #include "http_access_log.h"
@@ -30,22 +31,12 @@
 
 /* ---- traceparent ------------------------------------------------------------------------ */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* @p n hex digits at @p s into @p out (n / 2 bytes); false if one is not. */
 static bool unhex(const char *s, size_t n, uint8_t *out)
 {
 	for (size_t i = 0; i < n; i += 2) {
-		int a = hexval(s[i]), b = hexval(s[i + 1]);
+		int a = arn_hexval(s[i]), b = arn_hexval(s[i + 1]);
 		if (a < 0 || b < 0)
 			return false;
 		out[i / 2] = (uint8_t)(a << 4 | b);
@@ -136,7 +127,7 @@ static bool rid_integer(const char *rid, size_t n, uint64_t *v)
 		return false;
 	uint64_t x = 0;
 	for (int i = 0; i < 8; i++) {
-		int d = hexval(rid[i]);
+		int d = arn_hexval(rid[i]);
 		if (d < 0)
 			return false;
 		x = x << 4 | (uint64_t)d;

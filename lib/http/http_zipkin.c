@@ -10,21 +10,12 @@
 #include <string.h>
 
 #include "arn_h1.h"
+#include "arn_hex.h"
 #include "arn_utf8.h"
 #include "http_zipkin.h"
 
 /* ---- B3 ---------------------------------------------------------------------------------- */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* 1 to 16 hex digits at @p s into 8 big-endian bytes (Envoy's
  * StringUtil::atoull base 16, without strtoull's leading blanks, sign and
@@ -35,7 +26,7 @@ static bool hex64(const char *s, size_t n, uint8_t out[8])
 		return false;
 	uint64_t v = 0;
 	for (size_t i = 0; i < n; i++) {
-		int d = hexval(s[i]);
+		int d = arn_hexval(s[i]);
 		if (d < 0)
 			return false;
 		v = v << 4 | (uint64_t)d;
