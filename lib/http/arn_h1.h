@@ -537,6 +537,17 @@ int arn_h1_find(const struct arn_h1_msg *m, const char *name, size_t n, int from
 int arn_h1_find_id(const struct arn_h1_msg *m, enum arn_h1_hdr_id id, int from);
 
 /**
+ * Take out of @p m's head every field @p drop says to (called once per
+ * field, in order, with @p arg), keeping the rest in order, host_idx and
+ * upgrade_idx pointing at the same fields (-1 if dropped), and clearing
+ * ARN_H1_F_FIELDS_WHOLE when any went. The parser's flags are left as
+ * they are: the caller drops no field they were read from. Trailers are
+ * untouched. @return the number of fields taken out.
+ */
+unsigned arn_h1_drop_fields(struct arn_h1_msg *m,
+			    bool (*drop)(const struct arn_h1_header *f, void *arg), void *arg);
+
+/**
  * Iterate a comma-separated list (Connection, Transfer-Encoding, Upgrade,
  * ...): RFC 9110 5.6.1 rules, OWS trimmed, empty elements skipped.
  * Initialise with arn_h1_list_init(&it, value, len); each call yields the

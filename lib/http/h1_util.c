@@ -131,6 +131,33 @@ int arn_h1_find_id(const struct arn_h1_msg *m, enum arn_h1_hdr_id id, int from)
 	return -1;
 }
 
+unsigned arn_h1_drop_fields(struct arn_h1_msg *m,
+			    bool (*drop)(const struct arn_h1_header *f, void *arg), void *arg)
+{
+	unsigned j = 0;
+	int host = -1, upgrade = -1;
+	for (unsigned i = 0; i < m->n_hdrs; i++) {
+		const struct arn_h1_header *f = &m->hdrs[i];
+		if (drop(f, arg))
+			continue;
+		if ((int)i == m->host_idx)
+			host = (int)j;
+		if ((int)i == m->upgrade_idx)
+			upgrade = (int)j;
+		if (i != j)
+			m->hdrs[j] = *f;
+		j++;
+	}
+	unsigned gone = m->n_hdrs - j;
+	if (gone) {
+		m->n_hdrs = (uint16_t)j;
+		m->host_idx = (int16_t)host;
+		m->upgrade_idx = (int16_t)upgrade;
+		m->flags &= ~ARN_H1_F_FIELDS_WHOLE; /* the block is no longer whole */
+	}
+	return gone;
+}
+
 void arn_h1_list_init(struct arn_h1_list_iter *it, const char *s, size_t n)
 {
 	it->p = s;

@@ -555,46 +555,34 @@ static inline __attribute__((always_inline)) void head_walk(struct http_stream *
  * that neither a filter, a route nor the upstream sees it. No field the
  * parser read framing from has a '_' (their names are hyphenated), so the
  * message's flags stand. @return true when it answered. */
+static bool has_underscore(const struct arn_h1_header *f, void *arg)
+{
+	(void)arg;
+	return f->name_len && memchr(f->name, '_', f->name_len);
+}
+
 static bool h1_underscores(struct http_stream *st, uint8_t action)
 {
 	struct http_conn *hc = st->hc;
 	struct arn_h1_msg *m = &st->req.m;
 	struct arn_stats_scope *sc = hc->hrt ? hc->hrt->h1stats : NULL;
-	unsigned j = 0;
-	int host = -1, upgrade = -1;
-	for (unsigned i = 0; i < m->n_hdrs; i++) {
-		const struct arn_h1_header *f = &m->hdrs[i];
-		if (f->name_len && memchr(f->name, '_', f->name_len)) {
-			if (action == ARN_CFG_UNDERSCORES_REJECT) {
-				if (sc)
-					arn_stats_inc(
-					    sc, hc->w->slot,
-					    ARN_H1S_requests_rejected_with_underscores_in_headers);
-				hc->close_after = true;
-				http_local_reply(st, 400, NULL, 0,
-						 ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
-						 "http1.unexpected_underscore", NULL, 0);
-				return true;
-			}
+	if (action == ARN_CFG_UNDERSCORES_REJECT) {
+		for (unsigned i = 0; i < m->n_hdrs; i++) {
+			if (!has_underscore(&m->hdrs[i], NULL))
+				continue;
 			if (sc)
 				arn_stats_inc(sc, hc->w->slot,
-					      ARN_H1S_dropped_headers_with_underscores);
-			continue;
+					      ARN_H1S_requests_rejected_with_underscores_in_headers);
+			hc->close_after = true;
+			http_local_reply(st, 400, NULL, 0, ARN_RF_BIT(DOWNSTREAM_PROTOCOL_ERROR),
+					 "http1.unexpected_underscore", NULL, 0);
+			return true;
 		}
-		if ((int)i == m->host_idx)
-			host = (int)j;
-		if ((int)i == m->upgrade_idx)
-			upgrade = (int)j;
-		if (i != j)
-			m->hdrs[j] = *f;
-		j++;
+		return false;
 	}
-	if (j != m->n_hdrs) {
-		m->n_hdrs = (uint16_t)j;
-		m->host_idx = (int16_t)host;
-		m->upgrade_idx = (int16_t)upgrade;
-		m->flags &= ~ARN_H1_F_FIELDS_WHOLE; /* the block is no longer whole */
-	}
+	unsigned gone = arn_h1_drop_fields(m, has_underscore, NULL);
+	if (sc && gone)
+		arn_stats_add(sc, hc->w->slot, ARN_H1S_dropped_headers_with_underscores, gone);
 	return false;
 }
 

@@ -644,17 +644,23 @@ static const struct {
 #define ENVOY_CLEAN_EDGE_ONLY 3u
 
 /* Is @p f one of the fields http_req_sanitize takes out? */
-static bool sanitized(const struct arn_cfg_hcm *h, const struct arn_h1_header *f, bool internal,
-		      bool edge, bool mtls)
+struct sanitize_arg {
+	const struct arn_cfg_hcm *h;
+	bool internal, edge, mtls;
+};
+
+static bool sanitized(const struct arn_h1_header *f, void *arg)
 {
+	const struct sanitize_arg *a = arg;
+	const struct arn_cfg_hcm *h = a->h;
 	if (f->id == ARN_H1_H_X_FORWARDED_CLIENT_CERT)
 		return h->fcc == ARN_CFG_FCC_SANITIZE ||
-		       (h->fcc != ARN_CFG_FCC_ALWAYS_FORWARD_ONLY && !mtls);
+		       (h->fcc != ARN_CFG_FCC_ALWAYS_FORWARD_ONLY && !a->mtls);
 	if (!arn_h1_proxy_field(f->name, f->name_len, f->id))
 		return false;
-	if (internal)
+	if (a->internal)
 		return f->name_len == 16 && arn_h1_eq_nocase(f->name, 16, "x-envoy-internal", 16);
-	for (size_t i = edge ? 0 : ENVOY_CLEAN_EDGE_ONLY;
+	for (size_t i = a->edge ? 0 : ENVOY_CLEAN_EDGE_ONLY;
 	     i < sizeof(envoy_clean) / sizeof(envoy_clean[0]); i++)
 		if (envoy_clean[i].len == f->name_len &&
 		    arn_h1_eq_nocase(f->name, f->name_len, envoy_clean[i].s, f->name_len))
@@ -665,30 +671,10 @@ static bool sanitized(const struct arn_cfg_hcm *h, const struct arn_h1_header *f
 unsigned http_req_sanitize(const struct arn_cfg_hcm *h, struct arn_h1_msg *m, uint32_t raddr,
 			   bool mtls)
 {
-	bool internal = false;
-	http_client_addr(h, m, raddr, &internal);
-	bool edge = h->use_remote_address && !internal;
-	unsigned j = 0;
-	int host = -1, upgrade = -1;
-	for (unsigned i = 0; i < m->n_hdrs; i++) {
-		const struct arn_h1_header *f = &m->hdrs[i];
-		if (sanitized(h, f, internal, edge, mtls))
-			continue;
-		if ((int)i == m->host_idx)
-			host = (int)j;
-		if ((int)i == m->upgrade_idx)
-			upgrade = (int)j;
-		if (i != j)
-			m->hdrs[j] = *f;
-		j++;
-	}
-	unsigned gone = m->n_hdrs - j;
-	if (gone) {
-		m->n_hdrs = (uint16_t)j;
-		m->host_idx = (int16_t)host;
-		m->upgrade_idx = (int16_t)upgrade;
-		m->flags &= ~ARN_H1_F_FIELDS_WHOLE; /* the block is no longer whole */
-	}
+	struct sanitize_arg a = {.h = h, .mtls = mtls};
+	http_client_addr(h, m, raddr, &a.internal);
+	a.edge = h->use_remote_address && !a.internal;
+	unsigned gone = arn_h1_drop_fields(m, sanitized, &a);
 	m->flags &= ~ARN_H1_F_PROXY_FIELDS;
 	return gone;
 }
