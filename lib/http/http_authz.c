@@ -73,40 +73,35 @@ struct http_authz {
 	char buf[HTTP_AUTHZ_BUF];
 };
 
-static struct http_ctxpool pools[ARN_STATS_MAX_WORKERS];
+static struct http_ctxpools pools;
 _Static_assert(HTTP_AUTHZ_N < UINT16_MAX, "st->authz holds 1 + a context's index");
 
 int http_authz_worker_init(struct http_worker *w)
 {
-	if (w->idx >= ARN_STATS_MAX_WORKERS)
-		return 0; /* (no pool: every check fails, counted) */
-	return http_ctxpool_init(&pools[w->idx], HTTP_AUTHZ_N, sizeof(struct http_authz),
-				 offsetof(struct http_authz, next));
+	/* (a worker without a pool: every call fails, counted) */
+	return http_ctxpools_init(&pools, w->idx, HTTP_AUTHZ_N, sizeof(struct http_authz),
+				  offsetof(struct http_authz, next));
 }
 
 void http_authz_worker_fini(struct http_worker *w)
 {
-	if (w->idx >= ARN_STATS_MAX_WORKERS)
-		return;
-	http_ctxpool_fini(&pools[w->idx]);
+	http_ctxpools_fini(&pools, w->idx);
 }
 
 unsigned http_authz_in_use(const struct http_worker *w)
 {
-	return w->idx < ARN_STATS_MAX_WORKERS ? pools[w->idx].in_use : 0;
+	return http_ctxpools_in_use(&pools, w->idx);
 }
 
 /* The check of @p st (st->authz), or NULL. */
 static struct http_authz *az_at(const struct http_stream *st)
 {
-	unsigned w = st->hc->w->idx;
-	return w < ARN_STATS_MAX_WORKERS ? http_ctxpool_at(&pools[w], st->authz) : NULL;
+	return http_ctxpools_at(&pools, st->hc->w->idx, st->authz);
 }
 
 static struct http_authz *az_get(struct http_worker *w)
 {
-	struct http_authz *a =
-	    w->idx < ARN_STATS_MAX_WORKERS ? http_ctxpool_get(&pools[w->idx]) : NULL;
+	struct http_authz *a = http_ctxpools_get(&pools, w->idx);
 	if (!a)
 		return NULL;
 	a->state = AZ_RUNNING;
@@ -137,7 +132,7 @@ static void az_put(struct http_worker *w, struct http_authz *a)
 {
 	az_big_put(w, a);
 	a->st = NULL;
-	http_ctxpool_put(&pools[w->idx], a);
+	http_ctxpool_put(&pools.w[w->idx], a);
 }
 
 static void az_count(struct http_stream *st, size_t i, unsigned id)
@@ -836,7 +831,7 @@ bool http_authz_step(struct http_stream *st, size_t i, const struct arn_cfg_ext_
 		    mt->vhost, NULL, name, strlen(name), ARN_CFG_PF_EXT_AUTHZ);
 		a->pr_vh = vh != pr ? vh : NULL;
 	}
-	st->authz = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
+	st->authz = (uint16_t)http_ctxpool_id(&pools.w[w->idx], a);
 	if (f->with_body && !(pr && pr->no_body) && http_msg_has_body(&st->req.m) &&
 	    !(st->state & HTTP_S_REQ_DONE)) {
 		/* the body first (http_authz_body, http_authz_body_end) */

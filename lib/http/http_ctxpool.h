@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "arn_stats.h" /* ARN_STATS_MAX_WORKERS */
+
 struct http_ctxpool {
 	char *mem;
 	void *free;
@@ -80,6 +82,54 @@ static inline void *http_ctxpool_at(const struct http_ctxpool *p, unsigned id)
 static inline unsigned http_ctxpool_id(const struct http_ctxpool *p, const void *x)
 {
 	return (unsigned)((size_t)((const char *)x - p->mem) / p->size) + 1;
+}
+
+/*
+ * A filter's pools, one per worker (by its index): the worker's start
+ * makes its own, its end frees it. A worker past ARN_STATS_MAX_WORKERS
+ * has none, and every get on it fails (its filter counts the overflow).
+ */
+struct http_ctxpools {
+	struct http_ctxpool w[ARN_STATS_MAX_WORKERS];
+};
+
+/** Worker @p widx's pool, or NULL. */
+static inline struct http_ctxpool *http_ctxpools_of(struct http_ctxpools *ps, unsigned widx)
+{
+	return widx < ARN_STATS_MAX_WORKERS ? &ps->w[widx] : NULL;
+}
+
+/** @return 0 (also for a worker without a pool), or -ENOMEM. */
+static inline int http_ctxpools_init(struct http_ctxpools *ps, unsigned widx, unsigned n,
+				     size_t size, size_t next_off)
+{
+	struct http_ctxpool *p = http_ctxpools_of(ps, widx);
+	return p ? http_ctxpool_init(p, n, size, next_off) : 0;
+}
+
+static inline void http_ctxpools_fini(struct http_ctxpools *ps, unsigned widx)
+{
+	struct http_ctxpool *p = http_ctxpools_of(ps, widx);
+	if (p)
+		http_ctxpool_fini(p);
+}
+
+static inline unsigned http_ctxpools_in_use(const struct http_ctxpools *ps, unsigned widx)
+{
+	return widx < ARN_STATS_MAX_WORKERS ? ps->w[widx].in_use : 0;
+}
+
+/** Worker @p widx's element @p id (1 + index; 0: none), or NULL. */
+static inline void *http_ctxpools_at(const struct http_ctxpools *ps, unsigned widx, unsigned id)
+{
+	return widx < ARN_STATS_MAX_WORKERS ? http_ctxpool_at(&ps->w[widx], id) : NULL;
+}
+
+/** A free element of worker @p widx's pool, or NULL. */
+static inline void *http_ctxpools_get(struct http_ctxpools *ps, unsigned widx)
+{
+	struct http_ctxpool *p = http_ctxpools_of(ps, widx);
+	return p ? http_ctxpool_get(p) : NULL;
 }
 
 #endif

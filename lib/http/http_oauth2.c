@@ -64,32 +64,28 @@ struct http_oauth2 {
 	unsigned n_h;
 };
 
-static struct http_ctxpool pools[ARN_STATS_MAX_WORKERS];
+static struct http_ctxpools pools;
 
 int http_oauth2_worker_init(struct http_worker *w)
 {
-	if (w->idx >= ARN_STATS_MAX_WORKERS)
-		return 0;
-	return http_ctxpool_init(&pools[w->idx], HTTP_OAUTH2_N, sizeof(struct http_oauth2),
-				 offsetof(struct http_oauth2, next));
+	/* (a worker without a pool: every call fails, counted) */
+	return http_ctxpools_init(&pools, w->idx, HTTP_OAUTH2_N, sizeof(struct http_oauth2),
+				  offsetof(struct http_oauth2, next));
 }
 
 void http_oauth2_worker_fini(struct http_worker *w)
 {
-	if (w->idx >= ARN_STATS_MAX_WORKERS)
-		return;
-	http_ctxpool_fini(&pools[w->idx]);
+	http_ctxpools_fini(&pools, w->idx);
 }
 
 unsigned http_oauth2_in_use(const struct http_worker *w)
 {
-	return w->idx < ARN_STATS_MAX_WORKERS ? pools[w->idx].in_use : 0;
+	return http_ctxpools_in_use(&pools, w->idx);
 }
 
 static struct http_oauth2 *oa_at(const struct http_stream *st)
 {
-	unsigned w = st->hc->w->idx;
-	return w < ARN_STATS_MAX_WORKERS ? http_ctxpool_at(&pools[w], st->oauth2) : NULL;
+	return http_ctxpools_at(&pools, st->hc->w->idx, st->oauth2);
 }
 
 static void oa_put(struct http_worker *w, struct http_oauth2 *a)
@@ -100,7 +96,7 @@ static void oa_put(struct http_worker *w, struct http_oauth2 *a)
 	}
 	a->big = NULL;
 	a->st = NULL;
-	http_ctxpool_put(&pools[w->idx], a);
+	http_ctxpool_put(&pools.w[w->idx], a);
 }
 
 static void oa_count(struct http_stream *st, size_t i, unsigned id)
@@ -1067,7 +1063,7 @@ static bool callback(struct http_stream *st, size_t i, const struct arn_cfg_oaut
 	struct http_conn *hc = st->hc;
 	struct http_worker *w = hc->w;
 	const struct arn_h1_msg *m = &st->req.m;
-	struct http_ctxpool *pool = w->idx < ARN_STATS_MAX_WORKERS ? &pools[w->idx] : NULL;
+	struct http_ctxpool *pool = http_ctxpools_of(&pools, w->idx);
 	struct http_oauth2 *a = pool ? http_ctxpool_get(pool) : NULL;
 	char *big = a ? http_big_get(w) : NULL;
 	if (!big) {

@@ -69,39 +69,34 @@ struct http_rls {
 	char buf[HTTP_RLS_BUF];
 };
 
-static struct http_ctxpool pools[ARN_STATS_MAX_WORKERS];
+static struct http_ctxpools pools;
 _Static_assert(HTTP_RLS_N < UINT16_MAX, "st->rls holds 1 + a context's index");
 
 int http_rls_worker_init(struct http_worker *w)
 {
-	if (w->idx >= ARN_STATS_MAX_WORKERS)
-		return 0; /* (no pool: every call fails, counted) */
-	return http_ctxpool_init(&pools[w->idx], HTTP_RLS_N, sizeof(struct http_rls),
-				 offsetof(struct http_rls, next));
+	/* (a worker without a pool: every call fails, counted) */
+	return http_ctxpools_init(&pools, w->idx, HTTP_RLS_N, sizeof(struct http_rls),
+				  offsetof(struct http_rls, next));
 }
 
 void http_rls_worker_fini(struct http_worker *w)
 {
-	if (w->idx >= ARN_STATS_MAX_WORKERS)
-		return;
-	http_ctxpool_fini(&pools[w->idx]);
+	http_ctxpools_fini(&pools, w->idx);
 }
 
 unsigned http_rls_in_use(const struct http_worker *w)
 {
-	return w->idx < ARN_STATS_MAX_WORKERS ? pools[w->idx].in_use : 0;
+	return http_ctxpools_in_use(&pools, w->idx);
 }
 
 static struct http_rls *rls_at(const struct http_stream *st)
 {
-	unsigned w = st->hc->w->idx;
-	return w < ARN_STATS_MAX_WORKERS ? http_ctxpool_at(&pools[w], st->rls) : NULL;
+	return http_ctxpools_at(&pools, st->hc->w->idx, st->rls);
 }
 
 static struct http_rls *rls_get(struct http_worker *w)
 {
-	struct http_rls *a =
-	    w->idx < ARN_STATS_MAX_WORKERS ? http_ctxpool_get(&pools[w->idx]) : NULL;
+	struct http_rls *a = http_ctxpools_get(&pools, w->idx);
 	if (!a)
 		return NULL;
 	a->state = RLS_RUNNING;
@@ -126,7 +121,7 @@ static void rls_put(struct http_worker *w, struct http_rls *a)
 {
 	rls_big_put(w, a);
 	a->st = NULL;
-	http_ctxpool_put(&pools[w->idx], a);
+	http_ctxpool_put(&pools.w[w->idx], a);
 }
 
 /* cluster.<the route's cluster>.ratelimit.<id>, as Envoy counts on
@@ -582,7 +577,7 @@ bool http_rls_step(struct http_stream *st, size_t i, const struct arn_cfg_rls *f
 	a->cl = cl.name;
 	a->cl_len = (uint32_t)cl.len;
 	a->cl_hash = cl.hash;
-	st->rls = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
+	st->rls = (uint16_t)http_ctxpool_id(&pools.w[w->idx], a);
 	a->big = http_big_get(w);
 	if (!a->big) {
 		a->overflow = true;
