@@ -249,21 +249,11 @@ static int emit(const struct hm_sim *s, struct arn_h1_edit *e, unsigned cap)
 
 static void sim_init(struct hm_sim *s, struct http_stream *st, const struct arn_h1_msg *m)
 {
-	struct http_conn *hc = st->hc;
 	s->m = m;
 	s->n_names = s->n_adds = 0;
 	s->over = false;
 	s->st = st;
-	s->sub = (struct http_subst){.raddr = hc->raddr,
-				     .rport = hc->rport,
-				     .laddr = hc->laddr,
-				     .lport = hc->lport,
-				     .upstream_addr = st->ep_addr,
-				     .upstream_port = st->ep_port,
-				     .req = &st->req.m,
-				     .protocol = st->version >= 20   ? "HTTP/2"
-						 : st->version == 10 ? "HTTP/1.0"
-								     : "HTTP/1.1"};
+	http_stream_subst(st, &s->sub);
 }
 
 bool http_hm_step(struct http_stream *st, size_t i, const struct arn_cfg_header_mutation *f,

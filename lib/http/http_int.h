@@ -837,6 +837,7 @@ unsigned http_req_sanitize(const struct arn_cfg_hcm *h, struct arn_h1_msg *m, ui
 
 /** Response edits: server header, x-envoy-upstream-service-time (if
  * @p service_ms >= 0), response_headers_to_add / _remove at every level. */
+struct http_subst;
 struct http_resp_ctx {
 	const struct arn_cfg_hcm *hcm;
 	const struct arn_cfg_route_table *rt;
@@ -848,6 +849,14 @@ struct http_resp_ctx {
 	uint16_t upstream_port;
 	uint32_t raddr;
 	uint16_t rport;
+	/* The substitutions' context for response_headers_to_add, made only
+	 * when a level has an edit (the usual response has none, and pays no
+	 * store for it): subst_fill(subst_arg, out) (http_stream_subst: the
+	 * stream's addresses and request), or NULL: the four fields above */
+	void (*subst_fill)(const void *arg, struct http_subst *out);
+	const void *subst_arg;
+	/* a local reply's: the Server header is the reply's own, not an edit */
+	bool no_server;
 	/* @p service_ms in decimal (service_len bytes) where the caller keeps
 	 * it for as long as the edits are read, or NULL: formatted into text.
 	 * The stream keeps it for its access log (st->service_time): one
@@ -880,8 +889,19 @@ struct http_subst {
 	uint16_t rport, lport, upstream_port;
 	/* DOWNSTREAM_REMOTE_ADDRESS: the client the connection manager found
 	 * (http_client_addr; port 0 when it is not the peer); 0: the peer
-	 * (raddr, rport), which DOWNSTREAM_DIRECT_REMOTE_* always is */
+	 * (raddr, rport), or with @p hcm the client that manager takes from
+	 * @p req (http_client_from_headers), found when an operator asks:
+	 * Envoy's formatters read the stream's remote address, which
+	 * mutateRequestHeaders set before any filter ran */
 	uint32_t caddr;
+	const struct arn_cfg_hcm *hcm;
+	/* DOWNSTREAM_DIRECT_REMOTE_*: the TCP peer when a PROXY header gave
+	 * raddr; 0: raddr (rport) */
+	uint32_t draddr;
+	uint16_t drport;
+	/* the request's head: %REQ()% in both directions (Envoy's formatters
+	 * read the request headers for response headers too), and %PROTOCOL%
+	 * from its version when @p protocol is NULL */
 	const struct arn_h1_msg *req;
 	const char *protocol;
 };

@@ -334,15 +334,11 @@ static int rl_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap)
 static int rl_reply_edits(struct http_stream *st, const struct arn_hlrl_decision *d,
 			  struct arn_h1_edit *e, unsigned cap)
 {
-	struct http_conn *hc = st->hc;
 	unsigned n = 0;
 	e[n++] = (struct arn_h1_edit){"x-envoy-ratelimited", "true", 4, 19, ARN_H1_EDIT_SET};
 	const struct arn_cfg_header_ops *o = &d->config->headers;
-	struct http_subst sub = {.raddr = hc->raddr,
-				 .rport = hc->rport,
-				 .laddr = hc->laddr,
-				 .lport = hc->lport,
-				 .req = &st->req.m};
+	struct http_subst sub;
+	http_stream_subst(st, &sub);
 	for (size_t i = 0; i < o->n_resp_add; i++) {
 		const struct arn_cfg_header_add *a = &o->resp_add[i];
 		const char *v = a->value;
@@ -398,12 +394,8 @@ int http_l4_req_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned ca
 	const struct arn_cfg_http_ratelimit *f = st->rl_unenforced;
 	if (!f)
 		return (int)n;
-	struct http_conn *hc = st->hc;
-	struct http_subst sub = {.raddr = hc->raddr,
-				 .rport = hc->rport,
-				 .laddr = hc->laddr,
-				 .lport = hc->lport,
-				 .req = &st->req.m};
+	struct http_subst sub;
+	http_stream_subst(st, &sub);
 	for (size_t i = 0; i < f->headers.n_req_add; i++) {
 		const struct arn_cfg_header_add *a = &f->headers.req_add[i];
 		const char *v = a->value;

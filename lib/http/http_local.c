@@ -479,14 +479,15 @@ void http_local_reply_route(struct http_stream *st, unsigned status, const char 
 					      .op = ARN_H1_EDIT_SET};
 	if (st->route && st->res) {
 		struct http_resp_ctx x = {
-		    .hcm = NULL, /* server: written by the local reply itself */
+		    .hcm = hc->hcm,
+		    .no_server = true, /* written by the local reply itself */
 		    .rt = st->rt,
 		    .vhost = st->vhost,
 		    .route = st->route,
 		    .wc = st->wc,
 		    .service_ms = -1,
-		    .raddr = hc->raddr,
-		    .rport = hc->rport,
+		    .subst_fill = http_stream_subst,
+		    .subst_arg = st,
 		    .text = st->res->text + st->text_len,
 		    .text_cap = HTTP_TEXT - st->text_len,
 		};

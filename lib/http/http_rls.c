@@ -332,17 +332,13 @@ static uint8_t append_op(uint8_t ap)
 static void rls_over(struct http_rls *a, const struct http_rls_resp *r)
 {
 	struct http_stream *st = a->st;
-	struct http_conn *hc = st->hc;
 	const struct arn_cfg_rls *f = a->cfg;
 	struct arn_h1_edit e[MAX_EDITS];
 	unsigned n = 0;
 	for (unsigned i = 0; i < a->n_rsp; i++)
 		e[n++] = a->rsp[i];
-	struct http_subst sub = {.raddr = hc->raddr,
-				 .rport = hc->rport,
-				 .laddr = hc->laddr,
-				 .lport = hc->lport,
-				 .req = &st->req.m};
+	struct http_subst sub;
+	http_stream_subst(st, &sub);
 	for (size_t i = 0; i < f->n_resp_add; i++) {
 		const struct arn_cfg_header_add *h = &f->resp_add[i];
 		const char *v = h->value;

@@ -347,6 +347,27 @@ static int put(char *out, size_t cap, size_t *o, const char *s, size_t n)
 	return 0;
 }
 
+/* %DOWNSTREAM_REMOTE_ADDRESS%'s address (struct http_subst.caddr) */
+static uint32_t subst_client(const struct http_subst *s)
+{
+	if (s->caddr)
+		return s->caddr;
+	if (s->hcm && s->req && http_client_from_headers(s->hcm))
+		return http_client_addr(s->hcm, s->req, s->raddr, NULL);
+	return s->raddr;
+}
+
+static const char *subst_protocol(const struct http_subst *s)
+{
+	if (s->protocol)
+		return s->protocol;
+	if (!s->req)
+		return "HTTP/1.1";
+	return s->req->version >= 20   ? "HTTP/2"
+	       : s->req->version == 10 ? "HTTP/1.0"
+				       : "HTTP/1.1";
+}
+
 int http_subst(const struct http_subst *s, const char *v, size_t n, char *out, size_t cap)
 {
 	size_t o = 0;
@@ -374,14 +395,23 @@ int http_subst(const struct http_subst *s, const char *v, size_t n, char *out, s
 		size_t on = (size_t)(end - op);
 		int k = -1;
 #define IS(lit) (on == sizeof(lit) - 1 && memcmp(op, lit, on) == 0)
-		uint32_t ca = s->caddr ? s->caddr : s->raddr;
-		if (IS("DOWNSTREAM_REMOTE_ADDRESS"))
+		if (IS("DOWNSTREAM_REMOTE_ADDRESS")) {
+			uint32_t ca = subst_client(s);
 			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", ca >> 24, (ca >> 16) & 255,
 				     (ca >> 8) & 255, ca & 255, ca == s->raddr ? s->rport : 0);
-		else if (IS("DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT"))
-			k = ip4_fmt(ca, tmp, sizeof(tmp));
-		else if (IS("DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT"))
-			k = ip4_fmt(s->raddr, tmp, sizeof(tmp));
+		} else if (IS("DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT")) {
+			k = ip4_fmt(subst_client(s), tmp, sizeof(tmp));
+		} else if (IS("DOWNSTREAM_REMOTE_PORT")) {
+			uint32_t ca = subst_client(s);
+			k = snprintf(tmp, sizeof(tmp), "%u", ca == s->raddr ? s->rport : 0);
+		} else if (IS("DOWNSTREAM_DIRECT_REMOTE_ADDRESS")) {
+			uint32_t d = s->draddr ? s->draddr : s->raddr;
+			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", d >> 24, (d >> 16) & 255,
+				     (d >> 8) & 255, d & 255, s->draddr ? s->drport : s->rport);
+		} else if (IS("DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT"))
+			k = ip4_fmt(s->draddr ? s->draddr : s->raddr, tmp, sizeof(tmp));
+		else if (IS("DOWNSTREAM_DIRECT_REMOTE_PORT"))
+			k = snprintf(tmp, sizeof(tmp), "%u", s->draddr ? s->drport : s->rport);
 		else if (IS("DOWNSTREAM_LOCAL_ADDRESS"))
 			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", s->laddr >> 24,
 				     (s->laddr >> 16) & 255, (s->laddr >> 8) & 255, s->laddr & 255,
@@ -398,8 +428,7 @@ int http_subst(const struct http_subst *s, const char *v, size_t n, char *out, s
 					   s->upstream_port)
 				: 0;
 		else if (IS("PROTOCOL"))
-			k = snprintf(tmp, sizeof(tmp), "%s",
-				     s->protocol ? s->protocol : "HTTP/1.1");
+			k = snprintf(tmp, sizeof(tmp), "%s", subst_protocol(s));
 		else if (IS("HOSTNAME")) {
 			if (gethostname(tmp, sizeof(tmp)) != 0)
 				tmp[0] = 0;
@@ -1012,7 +1041,7 @@ static int resp_edits_any(struct http_resp_ctx *x, const struct arn_h1_msg *m,
 	    .e = e, .cap = cap, .text = x->text, .text_cap = x->text_cap, .text_len = &x->text_len};
 	(void)m;
 	const struct arn_cfg_hcm *h = x->hcm;
-	if (h && h->server_header_transformation <= 1) {
+	if (h && !x->no_server && h->server_header_transformation <= 1) {
 		/* the length stored by the conversion, no strlen per response;
 		 * a hand-built configuration (tests) may leave it 0 */
 		uint8_t op = h->server_header_transformation == 0 ? ARN_H1_EDIT_SET
@@ -1050,8 +1079,9 @@ static int resp_edits_any(struct http_resp_ctx *x, const struct arn_h1_msg *m,
 		    .rport = x->rport,
 		    .upstream_addr = x->upstream_addr,
 		    .upstream_port = x->upstream_port,
-		    .req = NULL,
 		};
+		if (x->subst_fill)
+			x->subst_fill(x->subst_arg, &sub);
 		return levels_edits(&ed, &sub, false, x->rt, x->vhost, x->route, x->wc);
 	}
 	return (int)ed.n;

@@ -868,4 +868,17 @@ static inline void http_req_end_encode(struct http_stream *st, struct http_peer 
 	up->codec->encode_end(up);
 }
 
+/**
+ * The substitutions' context (struct http_subst) of stream @p st (a
+ * struct http_stream *; void for struct http_resp_ctx.subst_fill): its
+ * connection's addresses (the PROXY header's and the TCP peer's), its
+ * upstream host once chosen, its request head once decoded, and its
+ * connection manager, so that %DOWNSTREAM_REMOTE_ADDRESS% is the client
+ * that manager took from the request. Every filter's header additions
+ * (header_mutation, the rate limits' response headers) and the routes'
+ * response additions read the same context, as Envoy's formatters all
+ * read the stream info. (http_subst_stream.c)
+ */
+void http_stream_subst(const void *st, struct http_subst *out);
+
 #endif

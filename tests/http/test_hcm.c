@@ -1719,6 +1719,7 @@ static void test_route_edits_follow_new_generation(void **state)
 	want_in(sent, "x-w: w\r\n");
 	want_not_in(sent, "x-v:");
 	want_not_in(resp, "x-t:");
+	want_in(resp, "x-wr: two\r\n"); /* the request's header, in the response */
 
 	apply(L, "4",
 	      jlistener_levels(
@@ -1738,6 +1739,69 @@ static void test_route_edits_follow_new_generation(void **state)
 	want_not_in(sent, "x-w:");
 	want_not_in(sent, "x-v:");
 	want_not_in(resp, "x-t:");
+	teardown(NULL);
+}
+
+/*
+ * response_headers_to_add's substitutions read what Envoy's formatters
+ * read (HeaderParser::evaluateHeaders with the request and response
+ * headers and the stream info): %REQ()% is the request's header, and
+ * %DOWNSTREAM_REMOTE_ADDRESS% the client the connection manager took from
+ * X-Forwarded-For (use_remote_address false: behind a proxy, port 0),
+ * not the peer; the local and direct remote addresses are the
+ * connection's, %PROTOCOL% the request's. The same in a local reply's
+ * route edits (a direct response). Before, a response's %REQ()% was
+ * empty (the header dropped), its client the load balancer, its local
+ * address 0.0.0.0:0.
+ */
+static void test_resp_edits_substitute_like_envoy(void **state)
+{
+	(void)state;
+	static const char adds[] =
+	    "\"response_headers_to_add\":["
+	    "{\"header\":{\"key\":\"x-rc\",\"value\":\"%DOWNSTREAM_REMOTE_ADDRESS%\"}},"
+	    "{\"header\":{\"key\":\"x-rq\",\"value\":\"%REQ(x-in)%\"}},"
+	    "{\"header\":{\"key\":\"x-pr\",\"value\":\"%PROTOCOL%\"}},"
+	    "{\"header\":{\"key\":\"x-dl\",\"value\":\"%DOWNSTREAM_LOCAL_ADDRESS%\"}},"
+	    "{\"header\":{\"key\":\"x-dr\",\"value\":"
+	    "\"%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT% %DOWNSTREAM_REMOTE_PORT%\"}}]";
+	static char routes[2048];
+	snprintf(routes, sizeof(routes),
+		 "{\"match\":{\"prefix\":\"/local\"},\"direct_response\":{\"status\":200},%s},"
+		 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"},%s}",
+		 adds, adds);
+	start(4, jlistener("", routes));
+	static const char rq[] = "GET /1 HTTP/1.0\r\nHost: a\r\nx-in: one\r\n"
+				 "X-Forwarded-For: 203.0.113.7\r\n\r\n";
+	struct arn_tcp_conn *u = NULL;
+	const char *resp;
+	struct arn_tcp_conn *c = client();
+	size_t coff = c->tx_len;
+	send_s(c, rq);
+	assert_true(upstream_pending());
+	u = upstream_accepts();
+	poll_ms(1);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	poll_ms(1);
+	resp = c->tx + coff;
+	want_in(resp, "HTTP/1.1 200 OK\r\n");
+	want_in(resp, "x-rc: 203.0.113.7:0\r\n");
+	want_in(resp, "x-rq: one\r\n");
+	want_in(resp, "x-pr: HTTP/1.0\r\n");
+	want_in(resp, "x-dl: 198.18.0.2:80\r\n");
+	want_in(resp, "x-dr: 198.18.1.1 0\r\n"); /* the client's port: none (XFF) */
+
+	c = client();
+	coff = c->tx_len;
+	send_s(c, "GET /local HTTP/1.1\r\nHost: a\r\nx-in: two\r\n"
+		  "X-Forwarded-For: 203.0.113.9\r\n\r\n");
+	poll_ms(1);
+	resp = c->tx + coff;
+	want_in(resp, "HTTP/1.1 200 OK\r\n");
+	want_in(resp, "x-rc: 203.0.113.9:0\r\n");
+	want_in(resp, "x-rq: two\r\n");
+	want_in(resp, "x-pr: HTTP/1.1\r\n");
+	want_in(resp, "x-dl: 198.18.0.2:80\r\n");
 	teardown(NULL);
 }
 
@@ -10769,6 +10833,7 @@ int main(void)
 	    cmocka_unit_test(test_response_edits_fail_closed),
 	    cmocka_unit_test(test_route_timeout_header_per_request),
 	    cmocka_unit_test(test_route_edits_follow_new_generation),
+	    cmocka_unit_test(test_resp_edits_substitute_like_envoy),
 	    cmocka_unit_test(test_local_reply_edits_fail_closed),
 	    cmocka_unit_test_teardown(test_require_tls_redirect_fails_closed, teardown),
 	    cmocka_unit_test_teardown(test_new_endpoints_resolved_ahead, teardown),

@@ -4126,7 +4126,8 @@ static void test_http_csrf(void **state)
 	"{\"remove_on_match\":{\"key_matcher\":{\"prefix\":\"x-secret-\"}}},"                       \
 	"{\"remove\":\"x-later\"}," HM_APPEND("x-later", "after", "APPEND_IF_EXISTS_OR_ADD")       \
 	"],\"response_mutations\":[{\"remove\":\"x-up-drop\"},"                                     \
-	HM_APPEND("x-resp", "filter", "APPEND_IF_EXISTS_OR_ADD") "]}}},"                           \
+	HM_APPEND("x-resp", "filter", "APPEND_IF_EXISTS_OR_ADD") ","                               \
+	HM_APPEND("x-client", "%DOWNSTREAM_REMOTE_ADDRESS%", "APPEND_IF_EXISTS_OR_ADD") "]}}},"     \
 	"{\"name\":\"envoy.filters.http.router\",\"typed_config\":{" AT_("router.v3.Router") "}}]}}]}]}"
 /* clang-format on */
 
@@ -4175,7 +4176,8 @@ static void hm_expect(const char *what, const char *in, const char *s, bool pres
  * and the virtual host's (most specific first); its response mutations
  * (a removal, an append) then the route's overwrite; a route's
  * FilterConfig disabled turns both off; a local reply (no route) gets the
- * filter's response headers. Arion refused the filter before. */
+ * filter's response headers; %DOWNSTREAM_REMOTE_ADDRESS% is the client
+ * found in X-Forwarded-For. Arion refused the filter before. */
 static void test_http_header_mutation(void **state)
 {
 	(void)state;
@@ -4187,7 +4189,7 @@ static void test_http_header_mutation(void **state)
 			   "Content-Length: 5\r\n\r\nhello";
 	hm_exchange("GET /r HTTP/1.1\r\nHost: a\r\nx-drop: 1\r\nx-in: copied\r\nx-copy: old\r\n"
 		    "x-multi: 0\r\nx-absent: kept\r\nx-Secret-a: s\r\nx-secret-b: s\r\n"
-		    "x-later: before\r\nx-keep: k",
+		    "x-later: before\r\nx-keep: k\r\nX-Forwarded-For: 203.0.113.7",
 		    resp, r, sizeof(r), up, sizeof(up));
 	hm_expect("the upstream", up, "GET /r HTTP/1.1\r\n", true);
 	hm_expect("the upstream", up, "x-drop", false);
@@ -4213,6 +4215,9 @@ static void test_http_header_mutation(void **state)
 	hm_expect("the client", r, "x-resp: route\r\n", true);
 	hm_expect("the client", r, "x-resp: up", false);
 	hm_expect("the client", r, "x-resp: filter", false);
+	/* the client the connection manager took from X-Forwarded-For
+	 * (use_remote_address false), as Envoy's formatter reads it */
+	hm_expect("the client", r, "x-client: 203.0.113.7:0\r\n", true);
 	hm_expect("the client", r, "hello", true);
 
 	/* no route level: the filter's alone */
