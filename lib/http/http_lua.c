@@ -117,12 +117,15 @@ struct lua_hcall {
 	struct lua_hcall *next;
 	bool sync;	 /* a call waits for it (st->res->lua_wait) */
 	bool over;	 /* on_end or on_failed came (or it never started) */
-	bool overflow;	 /* its body passed HTTP_LUA_CALL_BODY_MAX */
+	bool overflow;	 /* its body passed HTTP_LUA_CALL_BODY_MAX: reset, over_t armed */
 	bool timed_out;	 /* failed on its timeout: 504 */
 	bool in_cb;	 /* its callback runs the script (not freed under it) */
 	bool failed;	 /* failed otherwise: 503 */
 	unsigned status; /* the answer's */
 	size_t fi;	 /* the filter's index */
+	/* the answer past the bound: the script's 503 from the worker's
+	 * timers (hc_overflow), not from inside the sub-request's decode */
+	struct http_timer over_t;
 	struct arn_cfg_ref cluster;
 	struct http_subreq_header h[HTTP_SUBREQ_MAX_HDRS];
 	unsigned n;
@@ -1385,6 +1388,7 @@ static void count(struct http_stream *st, size_t i, unsigned id);
 
 static void hcall_free(struct lua_hcall *k)
 {
+	http_timer_cancel(&k->over_t);
 	free(k->hd);
 	free(k->body);
 	free(k->req);
@@ -1477,18 +1481,34 @@ static void hc_head(struct http_subreq *sr, const struct arn_h1_msg *m)
 	}
 }
 
+static void hc_over(struct lua_hcall *k);
+
+/* The answer passed HTTP_LUA_CALL_BODY_MAX (hc_body reset it): the call
+ * is over, a script waiting for it goes on with 503. */
+static void hc_overflow(struct http_timer *t)
+{
+	hc_over(OWNER(t, struct lua_hcall, over_t));
+}
+
 static void hc_body(struct http_subreq *sr, const char *data, size_t len)
 {
 	struct lua_hcall *k = OWNER(sr, struct lua_hcall, sr);
 	if (!k->sync || k->overflow || k->failed)
 		return;
 	if ((uint64_t)k->blen + len > http_lua_call_body_max) {
-		/* Envoy's buffer limit: the call fails; the rest is read and
-		 * dropped until its end or its timeout */
+		/* Envoy's AsyncRequestSharedImpl::onData past its buffer
+		 * limit: the rest is not read, the stream is reset and the
+		 * script gets onFailure's 503 (ExceedResponseBufferLimit), now,
+		 * not once the answer ended or timed out. The connection goes
+		 * at once; the script is resumed from the worker's timers, as
+		 * the decode that called this reads the sub-request after it */
 		k->overflow = true;
 		free(k->body);
 		k->body = NULL;
 		k->blen = k->bcap = 0;
+		http_subreq_cancel(&k->sr);
+		k->over_t.fn = hc_overflow;
+		http_timer_arm(k->st->hc->w, &k->over_t, 1);
 		return;
 	}
 	if (k->blen + len > k->bcap) {
