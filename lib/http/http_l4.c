@@ -1871,6 +1871,8 @@ const struct http_filter_ops http_l4_filter_ops = {
     /* the buffer filter's body, ext_authz's with_request_body's */
     .decode_body = l4_body,
     .decode_end = l4_body_end,
+    /* a Lua script's bodyChunks() / trailers() (st->req_xf) */
+    .decode_xform = http_lua_xform,
     .encode_head_edits = http_l4_resp_edits,
     .stream_end = l4_stream_end,
 };

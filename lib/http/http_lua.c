@@ -24,6 +24,7 @@
 #include "http_lua.h"
 #include "http_lua_int.h"
 #include "http_filter.h"
+#include "http_hcm.h"
 #include "http_rb.h"
 #include "http_req_kept.h"
 #include "http_stream.h"
@@ -63,6 +64,20 @@ struct lua_call {
 	/* httpCall(): the sub-request the coroutine waits for (NULL: none),
 	 * and the one whose answer it is resumed with */
 	struct lua_hcall *call, *answer;
+	/* bodyChunks()'s iterator or trailers() waits (LW_*) for the body's
+	 * next slice or its end, the head gone on with the edits made so far
+	 * (then read-only, as Envoy's once headers_continued_); rk: how
+	 * resume_k resumes it (RK_*); the slice it is resumed with (valid
+	 * for that resumption only: Arion keeps no chunk) */
+	uint8_t wait, rk;
+	bool head_gone;
+	bool streamed;	  /* the iterator waited for a chunk: body() is refused */
+	bool whole_given; /* the iterator gave the body read whole before */
+	bool ended;	  /* resumed at the body's end (trailers() answers at once) */
+	unsigned n_trl;	  /* trailers it added (HTTP_LUA_MAX_EDITS at most) */
+	const char *chunk;
+	size_t chunk_len;
+	uint64_t chunk_no;
 	size_t fi;			   /* the filter's index */
 	const struct arn_cfg_route *route; /* the stream's (metadata()), or NULL */
 	/* respond() */
@@ -79,6 +94,16 @@ struct lua_obj {
 	uint64_t serial;
 };
 
+/* A body chunk (bodyChunks()): its call and which of its chunks. */
+struct lua_cobj {
+	uint64_t serial, no;
+};
+
+enum { LW_NONE = 0, LW_CHUNK, LW_TRAILERS };
+/* resume_k's: the body read whole (a buffer), httpCall()'s answer, a
+ * chunk, nothing (nil: the body's end), the trailers (or nil) */
+enum { RK_BODY = 0, RK_ANSWER, RK_CHUNK, RK_NIL, RK_TRAILERS };
+
 #define MT_HANDLE "arion.lua.stream_handle"
 #define MT_HEADERS "arion.lua.header_map"
 #define MT_INFO "arion.lua.stream_info"
@@ -87,15 +112,31 @@ struct lua_obj {
 #define MT_BUFFER "arion.lua.buffer"
 #define MT_DYNMD "arion.lua.dynamic_metadata"
 #define MT_META "arion.lua.metadata"
+#define MT_CHUNK "arion.lua.body_chunk"
+#define MT_TRAILERS "arion.lua.trailer_map"
 
 /* A response whose body a script waits for (envoy_on_response's body()):
- * the filter took the body (HTTP_S_ENC_BODY), kept here whole; the edits
- * of the calls that ran; the call waiting. Freed at the stream's end. */
+ * the filter took the body (HTTP_S_ENC_BODY), kept here whole; or whose
+ * head a script's httpCall() holds (http_filter.h's -EINPROGRESS). The
+ * edits of the calls that ran; the call waiting. Freed at the stream's
+ * end. */
 struct lua_resp {
 	struct arn_h1_edit e[HTTP_LUA_RESP_EDITS];
 	unsigned n;
 	struct lua_call *w; /* the call waiting, or NULL */
 	size_t fi;	    /* its filter's index */
+	/* httpCall(): w waits for its answer, the head held; from: the
+	 * answer came, w ended, the filters from this index (+ 1) run when
+	 * the head is asked for again; text: the strings of e and w's edits
+	 * (resp_pack), as the connection manager gives back the stream text
+	 * of a pass whose head a filter holds */
+	bool calling;
+	size_t from;
+	char *text;
+	/* bodyChunks(), trailers(): the call streaming the body (its slices
+	 * pass through the filter to the client, lua_enc_body), or NULL */
+	struct lua_call *sw;
+	bool streaming;
 	struct rte_mbuf *head, *tail;
 	uint32_t bytes, segs;
 	bool whole;   /* the body is in: body() answers at once */
@@ -292,6 +333,15 @@ static const char *check_value(lua_State *L, int idx, size_t *vl)
 	return v;
 }
 
+/* Envoy's HeaderMapWrapper::checkModifiable: once the head went on
+ * (bodyChunks(), trailers()), its headers are read only. */
+static struct lua_call *modifiable(lua_State *L, struct lua_call *c)
+{
+	if (c->head_gone)
+		luaL_error(L, "header map can no longer be modified");
+	return c;
+}
+
 static void edit_room(lua_State *L, struct lua_call *c)
 {
 	if (c->n_rm + c->n_adds >= HTTP_LUA_MAX_EDITS) {
@@ -399,7 +449,7 @@ static int h_num(lua_State *L)
 
 static int h_add(lua_State *L)
 {
-	struct lua_call *c = live(L, 1, MT_HEADERS);
+	struct lua_call *c = modifiable(L, live(L, 1, MT_HEADERS));
 	size_t nl, vl;
 	const char *n = check_name(L, 2, &nl);
 	const char *v = check_value(L, 3, &vl);
@@ -410,7 +460,7 @@ static int h_add(lua_State *L)
 /* replace(name, value): every line of name gone, one with value */
 static int h_replace(lua_State *L)
 {
-	struct lua_call *c = live(L, 1, MT_HEADERS);
+	struct lua_call *c = modifiable(L, live(L, 1, MT_HEADERS));
 	size_t nl, vl;
 	const char *n = check_name(L, 2, &nl);
 	const char *v = check_value(L, 3, &vl);
@@ -421,7 +471,7 @@ static int h_replace(lua_State *L)
 
 static int h_remove(lua_State *L)
 {
-	struct lua_call *c = live(L, 1, MT_HEADERS);
+	struct lua_call *c = modifiable(L, live(L, 1, MT_HEADERS));
 	size_t nl;
 	const char *n = check_name(L, 2, &nl);
 	remove_name(L, c, n, nl);
@@ -503,6 +553,8 @@ static int s_respond(lua_State *L)
 	struct lua_call *c = live(L, 1, MT_HANDLE);
 	if (c->resp)
 		return luaL_error(L, "respond() is only for requests");
+	if (c->head_gone)
+		return luaL_error(L, "respond() cannot be called if headers have been continued");
 	luaL_checktype(L, 2, LUA_TTABLE);
 	size_t blen = 0;
 	const char *body = luaL_optlstring(L, 3, NULL, &blen);
@@ -666,7 +718,9 @@ static int resp_body(lua_State *L, struct lua_call *c)
 	}
 	if (c->want_body)
 		return luaL_error(L, "body() called twice");
-	if (lr || (st->state & HTTP_S_ENC_BODY))
+	if (c->co_ref != LUA_NOREF)
+		return luaL_error(L, "body() after httpCall() is not supported by Arion");
+	if (st->state & HTTP_S_ENC_BODY)
 		/* ext_proc (BUFFERED), grpc_web or the compressor has it */
 		return luaL_error(L, "body() on a response another filter took is not supported "
 				     "by Arion");
@@ -681,6 +735,11 @@ static int s_body(lua_State *L)
 {
 	struct lua_call *c = live(L, 1, MT_HANDLE);
 	struct http_stream *st = c->st;
+	if (c->streamed || c->head_gone)
+		/* Envoy's luaBody once saw_body_ without buffered_body_ */
+		return luaL_error(L, c->ended
+					 ? "cannot call body() after body has been streamed"
+					 : "cannot call body() after body streaming has started");
 	if (c->resp)
 		return resp_body(L, c);
 	if (!http_msg_has_body(&st->req.m)) {
@@ -793,6 +852,342 @@ static int b_get(lua_State *L)
 	size_t k = buf_copy(c, p, n);
 	luaL_pushresultsize(&b, k);
 	lua_pushlstring(L, lua_tostring(L, -1) + at, (size_t)len);
+	return 1;
+}
+
+/* ---- bodyChunks(), trailers() -------------------------------------------------------------- */
+
+/* 1 + the index of the filter (http_l4.c's, the Lua filter's home) whose
+ * decode_xform the connection manager calls with a request's slices,
+ * or 0 */
+static uint8_t xf_index(void)
+{
+	for (unsigned k = 0; k < http_n_filters; k++)
+		if (http_filters[k] == &http_l4_filter_ops)
+			return (uint8_t)(k + 1);
+	return 0;
+}
+
+/* Is the body's end known to call @p c (its trailers, if any, in the
+ * message)? A request's: read (HTTP_S_REQ_DONE); a response's: kept
+ * whole by a body(), or resumed at its end. */
+static bool end_known(const struct lua_call *c)
+{
+	const struct http_stream *st = c->st;
+	if (c->ended)
+		return true;
+	if (!c->resp)
+		return (st->state & HTTP_S_REQ_DONE) != 0;
+	const struct lua_resp *lr = st->res->lua_resp;
+	return lr && lr->whole;
+}
+
+static bool has_body(const struct lua_call *c)
+{
+	return c->resp ? resp_has_body(c->st) : http_msg_has_body(&c->st->req.m);
+}
+
+/* Can call @p c's script wait for the body's slices here? The request's
+ * pass the connection manager's decode_xform (http_lua_xform), one
+ * filter's; the response's the filter's encode_body (lua_enc_body), one
+ * filter's. A script error naming what is not built otherwise. */
+static void stream_check(lua_State *L, struct lua_call *c, const char *what)
+{
+	struct http_stream *st = c->st;
+	if (c->call || c->co_ref != LUA_NOREF)
+		luaL_error(L, "%s after httpCall() is not supported by Arion", what);
+	if (c->resp) {
+		if (st->state & HTTP_S_ENC_BODY)
+			luaL_error(L,
+				   "%s on a response whose body another filter (or Lua filter) "
+				   "takes is not supported by Arion",
+				   what);
+		return;
+	}
+	uint8_t xf = xf_index();
+	if (!xf || st->res->lua_chunks || (st->req_xf && st->req_xf != xf))
+		luaL_error(L,
+			   "%s on a request whose body another filter (or Lua filter) "
+			   "streams or rewrites is not supported by Arion",
+			   what);
+}
+
+/* The iterator bodyChunks() returns (Envoy's luaBodyIterator): the next
+ * slice of the body as it passes (the coroutine waits for it, the head
+ * gone on), nil at the end. A body read whole before (a body() of this
+ * script's filter or an earlier one) is one chunk. */
+static int chunk_next(lua_State *L)
+{
+	struct lua_call *c = live(L, lua_upvalueindex(1), MT_HANDLE);
+	struct http_stream *st = c->st;
+	if (!has_body(c) || c->ended)
+		return 0;
+	if (end_known(c)) {
+		if (c->whole_given)
+			return 0;
+		c->whole_given = true;
+		new_obj(L, c, MT_BUFFER);
+		return 1;
+	}
+	if (!c->head_gone)
+		stream_check(L, c, "bodyChunks()");
+	(void)st;
+	c->wait = LW_CHUNK;
+	c->streamed = true;
+	return lua_yield(L, 0);
+}
+
+/* bodyChunks(): the iterator (Envoy's luaBodyChunks: not once the body
+ * was read by this script's body()) */
+static int s_body_chunks(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HANDLE);
+	if (c->want_body)
+		return luaL_error(L, "cannot call bodyChunks after body processing has begun");
+	lua_pushvalue(L, 1);
+	lua_pushcclosure(L, chunk_next, 1);
+	return 1;
+}
+
+/* The chunk object @p idx, while it is the slice its call was resumed
+ * with: Arion keeps none past that (Envoy's wrapper dies with the
+ * resumption too). */
+static struct lua_call *live_chunk(lua_State *L, int idx)
+{
+	struct lua_cobj *o = luaL_checkudata(L, idx, MT_CHUNK);
+	struct http_lua_vm *vm = vm_of(L);
+	struct lua_call *c = vm->cur;
+	if (!c || c->serial != o->serial)
+		luaL_error(L, "object used outside of proper scope");
+	if (!c->chunk || c->chunk_no != o->no)
+		luaL_error(L, "a body chunk lives until the script waits again (Arion keeps none)");
+	return c;
+}
+
+static int k_length(lua_State *L)
+{
+	struct lua_call *c = live_chunk(L, 1);
+	lua_pushinteger(L, (lua_Integer)c->chunk_len);
+	return 1;
+}
+
+/* getBytes(index, length), as the body's: charged to the call's
+ * instructions (one per byte copied, in hook steps) */
+static int k_get(lua_State *L)
+{
+	struct lua_call *c = live_chunk(L, 1);
+	lua_Integer at = luaL_checkinteger(L, 2), len = luaL_checkinteger(L, 3);
+	size_t n = c->chunk_len;
+	if (at < 0 || len < 0 || (uint64_t)at > n || (uint64_t)len > n - (uint64_t)at)
+		return luaL_error(L, "index/length must be >= 0 and within the chunk (%d bytes)",
+				  (int)n);
+	arn_lua_charge(L, &c->vm->mem, (uint64_t)len);
+	lua_pushlstring(L, c->chunk + at, (size_t)len);
+	return 1;
+}
+
+/* ---- the trailer map (trailers()) ---------------------------------------------------------- */
+
+static struct arn_h1_msg *trl_msg(struct lua_call *c)
+{
+	return c->resp ? &c->st->resp.m : &c->st->req.m;
+}
+
+static bool trl_any(const struct arn_h1_msg *m)
+{
+	return (m->flags & ARN_H1_F_TRAILERS) && m->n_trailers;
+}
+
+/* trailers(): the body's trailers (HTTP/1.1 chunked or HTTP/2), as a
+ * header map whose changes go with them; nil when the body ended without
+ * (or there is none). Before the end, the coroutine waits for it, the
+ * head gone on (Envoy's luaTrailers, State::WaitForTrailers). */
+static int s_trailers(lua_State *L)
+{
+	struct lua_call *c = live(L, 1, MT_HANDLE);
+	if (!has_body(c))
+		return 0;
+	if (end_known(c)) {
+		if (!trl_any(trl_msg(c)))
+			return 0;
+		new_obj(L, c, MT_TRAILERS);
+		return 1;
+	}
+	if (!c->head_gone)
+		stream_check(L, c, "trailers()");
+	c->wait = LW_TRAILERS;
+	return lua_yield(L, 0);
+}
+
+/* The @p k-th trailer named @p n, or -1. */
+static int trl_find(const struct arn_h1_msg *m, const char *n, size_t nl, size_t k)
+{
+	for (unsigned j = 0; j < m->n_trailers; j++)
+		if (eq(m->trailers[j].name, m->trailers[j].name_len, n, nl) && k-- == 0)
+			return (int)j;
+	return -1;
+}
+
+static struct arn_h1_msg *trl_live(lua_State *L, int idx, struct lua_call **pc)
+{
+	struct lua_call *c = live(L, idx, MT_TRAILERS);
+	if (pc)
+		*pc = c;
+	return trl_msg(c);
+}
+
+static int t_get(lua_State *L)
+{
+	struct arn_h1_msg *m = trl_live(L, 1, NULL);
+	size_t nl;
+	const char *n = luaL_checklstring(L, 2, &nl);
+	luaL_Buffer b;
+	bool any = false;
+	for (unsigned j = 0; j < m->n_trailers; j++) {
+		const struct arn_h1_header *h = &m->trailers[j];
+		if (!eq(h->name, h->name_len, n, nl))
+			continue;
+		if (!any)
+			luaL_buffinit(L, &b);
+		else
+			luaL_addchar(&b, ',');
+		luaL_addlstring(&b, h->value, h->value_len);
+		any = true;
+	}
+	if (any)
+		luaL_pushresult(&b);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+static int t_get_at(lua_State *L)
+{
+	struct arn_h1_msg *m = trl_live(L, 1, NULL);
+	size_t nl;
+	const char *n = luaL_checklstring(L, 2, &nl);
+	lua_Integer k = luaL_checkinteger(L, 3);
+	int j = k < 0 ? -1 : trl_find(m, n, nl, (size_t)k);
+	if (j < 0)
+		lua_pushnil(L);
+	else
+		lua_pushlstring(L, m->trailers[j].value, m->trailers[j].value_len);
+	return 1;
+}
+
+static int t_num(lua_State *L)
+{
+	struct arn_h1_msg *m = trl_live(L, 1, NULL);
+	size_t nl;
+	const char *n = luaL_checklstring(L, 2, &nl);
+	lua_Integer k = 0;
+	while (trl_find(m, n, nl, (size_t)k) >= 0)
+		k++;
+	lua_pushinteger(L, k);
+	return 1;
+}
+
+static void trl_remove(struct arn_h1_msg *m, const char *n, size_t nl)
+{
+	unsigned o = 0;
+	for (unsigned j = 0; j < m->n_trailers; j++)
+		if (!eq(m->trailers[j].name, m->trailers[j].name_len, n, nl))
+			m->trailers[o++] = m->trailers[j];
+	m->n_trailers = (uint16_t)o;
+}
+
+/* Bounded as the head's edits (HTTP_LUA_MAX_EDITS a call: the peer's
+ * field budget is not spent by a script) and by the message's trailer
+ * slots (the head's spare slots or the stream's trailer array) */
+static void trl_add(lua_State *L, struct lua_call *c, struct arn_h1_msg *m, const char *n,
+		    size_t nl, const char *v, size_t vl)
+{
+	if (c->n_trl >= HTTP_LUA_MAX_EDITS)
+		luaL_error(L, "trailers: more than %d added", HTTP_LUA_MAX_EDITS);
+	if (m->n_trailers >= m->trailer_cap)
+		luaL_error(L, "trailers: no room for another (%d slots)", (int)m->trailer_cap);
+	c->n_trl++;
+	const char *kn = keep(L, c, n, nl, true);
+	const char *kv = keep(L, c, v, vl, false);
+	m->trailers[m->n_trailers++] = (struct arn_h1_header){
+	    .name = kn,
+	    .value = kv,
+	    .value_len = (uint32_t)vl,
+	    .name_len = (uint16_t)nl,
+	    .id = (uint16_t)arn_h1_hdr_lookup(n, nl),
+	};
+}
+
+static int t_add(lua_State *L)
+{
+	struct lua_call *c;
+	struct arn_h1_msg *m = trl_live(L, 1, &c);
+	size_t nl, vl;
+	const char *n = check_name(L, 2, &nl);
+	const char *v = check_value(L, 3, &vl);
+	trl_add(L, c, m, n, nl, v, vl);
+	return 0;
+}
+
+/* replace(name, value): the first line's value, the others gone (added
+ * when absent) */
+static int t_replace(lua_State *L)
+{
+	struct lua_call *c;
+	struct arn_h1_msg *m = trl_live(L, 1, &c);
+	size_t nl, vl;
+	const char *n = check_name(L, 2, &nl);
+	const char *v = check_value(L, 3, &vl);
+	int j = trl_find(m, n, nl, 0);
+	if (j < 0) {
+		trl_add(L, c, m, n, nl, v, vl);
+		return 0;
+	}
+	struct arn_h1_header h = m->trailers[j];
+	h.value = keep(L, c, v, vl, false);
+	h.value_len = (uint32_t)vl;
+	trl_remove(m, n, nl);
+	/* back where the first was */
+	memmove(&m->trailers[j + 1], &m->trailers[j], (m->n_trailers - (unsigned)j) * sizeof(h));
+	m->trailers[j] = h;
+	m->n_trailers++;
+	return 0;
+}
+
+static int t_remove(lua_State *L)
+{
+	struct arn_h1_msg *m = trl_live(L, 1, NULL);
+	size_t nl;
+	const char *n = check_name(L, 2, &nl);
+	trl_remove(m, n, nl);
+	return 0;
+}
+
+static int t_next(lua_State *L)
+{
+	struct arn_h1_msg *m = trl_live(L, lua_upvalueindex(1), NULL);
+	lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2));
+	if (pos >= m->n_trailers)
+		return 0;
+	lua_pushinteger(L, pos + 1);
+	lua_replace(L, lua_upvalueindex(2));
+	const struct arn_h1_header *h = &m->trailers[pos];
+	luaL_Buffer b;
+	char *p = luaL_buffinitsize(L, &b, h->name_len);
+	for (size_t i = 0; i < h->name_len; i++)
+		p[i] =
+		    h->name[i] >= 'A' && h->name[i] <= 'Z' ? (char)(h->name[i] + 32) : h->name[i];
+	luaL_pushresultsize(&b, h->name_len);
+	lua_pushlstring(L, h->value, h->value_len);
+	return 2;
+}
+
+static int t_pairs(lua_State *L)
+{
+	trl_live(L, 1, NULL);
+	lua_pushvalue(L, 1);
+	lua_pushinteger(L, 0);
+	lua_pushcclosure(L, t_next, 2);
 	return 1;
 }
 
@@ -1382,6 +1777,7 @@ static void type_new(lua_State *L, const char *mt, const luaL_Reg *fns, const ch
 /* ---- httpCall() ---------------------------------------------------------------------------- */
 
 static void run_resumed(struct http_stream *st, struct lua_call *w);
+static void resp_call_resumed(struct http_stream *st, struct lua_resp *lr);
 static bool run_k(struct lua_call *c, size_t i, lua_CFunction fn);
 static int resume_k(lua_State *L);
 static void count(struct http_stream *st, size_t i, unsigned id);
@@ -1539,16 +1935,25 @@ static void hc_over(struct lua_hcall *k)
 	if (!k->sync)
 		return;
 	k->sync = false;
+	/* a request's script waits, or a response's (its head held) */
 	struct lua_call *w = st->res->lua_wait;
+	struct lua_resp *lr = st->res->lua_resp;
+	bool resp = (!w || w->call != k) && lr && lr->w && lr->w->call == k;
+	if (resp)
+		w = lr->w;
 	if (!w || w->call != k || (st->state & HTTP_S_LOCAL))
 		return; /* the stream moved on (a reply): the coroutine goes with it */
 	struct http_conn *hc = st->hc;
 	k->in_cb = true;
 	w->call = NULL;
 	w->answer = k;
+	w->rk = RK_ANSWER;
 	run_k(w, w->fi, resume_k);
 	w->answer = NULL;
-	run_resumed(st, w);
+	if (resp)
+		resp_call_resumed(st, lr);
+	else
+		run_resumed(st, w);
 	k->in_cb = false;
 	if (!k->st)
 		hcall_free(k); /* the stream ended inside: its last use */
@@ -1694,13 +2099,20 @@ static size_t hc_headers(lua_State *L, int t, struct http_subreq_header *hv, uns
  * httpCall(cluster, headers, body, {timeout_ms = , asynchronous = }), as
  * Envoy's: the synchronous form waits (the coroutine yields) for the
  * answer's headers and body; the asynchronous form returns at once and
- * its answer is dropped. On requests (envoy_on_request). */
+ * its answer is dropped. On requests, and on responses (the head held
+ * meanwhile, as Envoy's encodeHeaders StopIteration until onSuccess's
+ * continueEncoding). */
 static int s_http_call(lua_State *L)
 {
 	struct lua_call *c = live(L, 1, MT_HANDLE);
 	struct http_stream *st = c->st;
-	if (c->resp)
-		return luaL_error(L, "httpCall() in envoy_on_response is not supported by Arion");
+	if (c->head_gone)
+		return luaL_error(L, "httpCall() after bodyChunks() or trailers() is not supported "
+				     "by Arion");
+	if (c->resp && (st->state & HTTP_S_ENC_BODY))
+		/* the body is read whole first (ext_proc BUFFERED, a body()) */
+		return luaL_error(L, "httpCall() in envoy_on_response after the response's body "
+				     "was taken is not supported by Arion");
 	size_t cl;
 	const char *cluster = luaL_checklstring(L, 2, &cl);
 	luaL_checktype(L, 3, LUA_TTABLE);
@@ -1832,17 +2244,12 @@ static int types_k(lua_State *L)
 					  {"body", s_body},
 					  {"metadata", s_metadata},
 					  {"httpCall", s_http_call},
+					  {"bodyChunks", s_body_chunks},
+					  {"trailers", s_trailers},
 					  {NULL, NULL}};
-	static const char *const handle_nb[] = {"bodyChunks",
-						"trailers",
-						"filterContext",
-						"importPublicKey",
-						"verifySignature",
-						"clearRouteCache",
-						"route",
-						"virtualHost",
-						"connectionStreamInfo",
-						NULL};
+	static const char *const handle_nb[] = {
+	    "filterContext", "importPublicKey", "verifySignature",	"clearRouteCache",
+	    "route",	     "virtualHost",	"connectionStreamInfo", NULL};
 	type_new(L, MT_HANDLE, handle, handle_nb);
 	/* log*(): Envoy's levels, Arion's log */
 	static const char *const logs[] = {"logTrace", "logDebug", "logInfo",
@@ -1918,6 +2325,19 @@ static int types_k(lua_State *L)
 	    {"length", b_length}, {"getBytes", b_get}, {"setBytes", b_set}, {NULL, NULL}};
 	static const char *const buffer_nb[] = {NULL};
 	type_new(L, MT_BUFFER, buffer, buffer_nb);
+	lua_pop(L, 1);
+	static const luaL_Reg chunk[] = {{"length", k_length}, {"getBytes", k_get}, {NULL, NULL}};
+	/* a chunk passes as it came (its length frames the body already) */
+	static const char *const chunk_nb[] = {"setBytes", NULL};
+	type_new(L, MT_CHUNK, chunk, chunk_nb);
+	lua_pop(L, 1);
+	static const luaL_Reg trailers[] = {
+	    {"get", t_get}, {"getAtIndex", t_get_at}, {"getNumValues", t_num},
+	    {"add", t_add}, {"replace", t_replace},   {"remove", t_remove},
+	    {NULL, NULL}};
+	type_new(L, MT_TRAILERS, trailers, NULL);
+	lua_pushcfunction(L, t_pairs);
+	lua_setfield(L, -2, "__pairs");
 	lua_pop(L, 1);
 	/* EnvoyTimestampResolution, as Envoy's initializer */
 	lua_newtable(L);
@@ -2037,9 +2457,10 @@ static int call_k(lua_State *L)
 				 c->n_reply);
 		return 0;
 	}
-	if (rc == LUA_YIELD && (c->want_body || c->call) && c->co_ref == LUA_NOREF) {
-		/* body(), httpCall(): the coroutine is kept until the body is
-		 * whole or the answer came */
+	if (rc == LUA_YIELD && (c->want_body || c->call || c->wait) && c->co_ref == LUA_NOREF) {
+		/* body(), httpCall(), bodyChunks(), trailers(): the coroutine
+		 * is kept until the body is whole, the answer came, the next
+		 * slice or the end */
 		lua_pushvalue(L, 2);
 		c->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 		return 0;
@@ -2065,12 +2486,20 @@ static int resume_k(lua_State *L)
 		return luaL_error(L, "the coroutine is gone");
 	arn_lua_arm(co, &vm->mem);
 	int nargs = 1;
+	c->wait = LW_NONE;
 	if (c->answer) { /* httpCall()'s answer: made here, moved over */
 		push_answer(L, c->answer);
 		lua_xmove(L, co, 2);
 		nargs = 2;
+	} else if (c->rk == RK_CHUNK) {
+		struct lua_cobj *o = lua_newuserdatauv(co, sizeof(*o), 0);
+		o->serial = c->serial;
+		o->no = c->chunk_no;
+		luaL_setmetatable(co, MT_CHUNK);
+	} else if (c->rk == RK_NIL || (c->rk == RK_TRAILERS && !trl_any(trl_msg(c)))) {
+		nargs = 0;
 	} else {
-		new_obj(co, c, MT_BUFFER);
+		new_obj(co, c, c->rk == RK_TRAILERS ? MT_TRAILERS : MT_BUFFER);
 	}
 	int nres;
 	int rc = lua_resume(co, L, nargs, &nres);
@@ -2079,8 +2508,8 @@ static int resume_k(lua_State *L)
 				 c->n_reply);
 		return 0;
 	}
-	if (rc == LUA_YIELD && c->call)
-		return 0; /* another httpCall(): it waits again */
+	if (rc == LUA_YIELD && (c->call || c->wait))
+		return 0; /* another httpCall(), the next chunk: it waits again */
 	if (rc == LUA_YIELD)
 		return luaL_error(L, "script performed an unexpected yield");
 	if (rc != LUA_OK) {
@@ -2240,6 +2669,59 @@ static bool wait_call(struct http_stream *st, size_t i, struct lua_call *c)
 	return true;
 }
 
+/* bodyChunks(), trailers() on a request: the call waits for the body's
+ * slices (http_lua_xform: the connection manager's decode_xform, st->req_xf
+ * the Lua filter's home), the walk going on with the edits it made. No
+ * memory: the call ends there, as a script error. */
+static void req_stream(struct http_stream *st, size_t i, struct lua_call *c)
+{
+	c->vm->pins++;
+	struct lua_call *w = malloc(sizeof(*w));
+	if (!w) {
+		let_go(c);
+		count(st, i, ARN_LUA_errors);
+		return;
+	}
+	*w = *c;
+	w->head_gone = true;
+	st->res->lua_chunks = w;
+	st->req_xf = xf_index();
+}
+
+/* The call streaming a body (request's or response's) is resumed with a
+ * slice (@p data, @p len) or the end (@p end: nil, or the trailers to the
+ * trailers() waiting); its hold let go once it ended. @return whether it
+ * still waits. */
+static bool stream_resume(struct lua_call *w, const char *data, size_t len, bool end)
+{
+	if (end) {
+		w->ended = true;
+		w->rk = w->wait == LW_TRAILERS ? RK_TRAILERS : RK_NIL;
+	} else {
+		w->chunk = data;
+		w->chunk_len = len;
+		w->chunk_no++;
+		w->rk = RK_CHUNK;
+	}
+	bool ok = run_k(w, w->fi, resume_k);
+	w->chunk = NULL;
+	w->chunk_len = 0;
+	if (ok && w->wait && !end)
+		return true;
+	let_go(w);
+	free(w);
+	return false;
+}
+
+long http_lua_xform(struct http_stream *st, char *data, size_t len, bool end, const char **out)
+{
+	*out = data; /* a slice passes as it came */
+	struct lua_call *w = st->res ? st->res->lua_chunks : NULL;
+	if (w && (end || w->wait == LW_CHUNK) && !stream_resume(w, data, len, end))
+		st->res->lua_chunks = NULL;
+	return (long)len;
+}
+
 bool http_lua_reading(const struct http_stream *st)
 {
 	return st->res && st->res->lua_reading;
@@ -2289,6 +2771,7 @@ void http_lua_body_end(struct http_stream *st)
 	struct lua_call *w = st->res->lua_wait;
 	if (!w)
 		return;
+	w->rk = RK_BODY;
 	run_k(w, w->fi, resume_k);
 	run_resumed(st, w);
 }
@@ -2355,7 +2838,12 @@ static void resp_free(struct http_stream *st)
 			let_go(lr->w);
 		free(lr->w);
 	}
+	if (lr->sw) {
+		let_go(lr->sw);
+		free(lr->sw);
+	}
 	resp_free_body(st, lr);
+	free(lr->text);
 	free(lr);
 	st->res->lua_resp = NULL;
 }
@@ -2366,6 +2854,12 @@ void http_lua_stream_end(struct http_stream *st)
 		return;
 	calls_end(st);
 	wait_free(st);
+	struct lua_call *sw = st->res->lua_chunks;
+	if (sw) {
+		let_go(sw);
+		free(sw);
+		st->res->lua_chunks = NULL;
+	}
 	resp_free(st);
 	free(st->res->lua_md);
 	st->res->lua_md = NULL;
@@ -2392,6 +2886,12 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
 	c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
 	c.co_ref = LUA_NOREF;
 	c.call = c.answer = NULL;
+	c.wait = c.rk = 0;
+	c.head_gone = c.streamed = c.whole_given = c.ended = false;
+	c.chunk = NULL;
+	c.chunk_len = 0;
+	c.chunk_no = 0;
+	c.n_trl = 0;
 	c.fi = i;
 	c.route = mt ? mt->route : NULL;
 	memset(c.gone, 0, sizeof(bool) * st->req.m.n_hdrs);
@@ -2402,6 +2902,8 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
 		return wait_body(st, i, &c);
 	if (c.call && c.co_ref != LUA_NOREF)
 		return wait_call(st, i, &c);
+	if (c.wait && c.co_ref != LUA_NOREF)
+		req_stream(st, i, &c); /* the head goes on, its slices to the script */
 	struct arn_h1_edit e[HTTP_LUA_MAX_EDITS];
 	unsigned n = emit(&c, e);
 	if (n && http_req_edits_keep(st, e, n) < 0) {
@@ -2459,17 +2961,20 @@ static int resp_wait(struct http_stream *st, size_t i, struct lua_call *c,
 		http_local_reply(st, 500, NULL, 0, 0, "response_payload_too_large", NULL, 0);
 		return -ECANCELED;
 	}
-	struct lua_resp *lr = calloc(1, sizeof(*lr));
+	/* (one a script's httpCall() made before) */
+	struct lua_resp *had = st->res->lua_resp;
+	struct lua_resp *lr = had ? had : calloc(1, sizeof(*lr));
 	struct lua_call *w = malloc(sizeof(*w));
 	if (!lr || !w) {
-		free(lr);
+		if (!had)
+			free(lr);
 		free(w);
 		let_go(c);
 		count(st, i, ARN_LUA_errors);
 		return 0;
 	}
 	*w = *c;
-	memcpy(lr->e, e, n * sizeof(*e));
+	memmove(lr->e, e, n * sizeof(*e));
 	lr->n = n;
 	lr->w = w;
 	lr->fi = i;
@@ -2478,6 +2983,142 @@ static int resp_wait(struct http_stream *st, size_t i, struct lua_call *c,
 	st->enc_state = lr;
 	st->state |= HTTP_S_ENC_BODY;
 	return -EAGAIN;
+}
+
+/* bodyChunks(), trailers() on a response: the filter takes the body
+ * (HTTP_S_ENC_BODY) to hand each slice to the call before it goes to the
+ * client as it came (lua_enc_body), the head going now with the edits
+ * made. No memory: the call ends there, as a script error. */
+static void resp_stream(struct http_stream *st, size_t i, struct lua_call *c)
+{
+	c->vm->pins++;
+	struct lua_resp *had = st->res->lua_resp;
+	struct lua_resp *lr = had ? had : calloc(1, sizeof(*lr));
+	struct lua_call *w = malloc(sizeof(*w));
+	if (!lr || !w) {
+		if (!had)
+			free(lr);
+		free(w);
+		let_go(c);
+		count(st, i, ARN_LUA_errors);
+		return;
+	}
+	*w = *c;
+	w->head_gone = true;
+	lr->sw = w;
+	lr->fi = i;
+	lr->streaming = true;
+	st->res->lua_resp = lr;
+	st->enc = &lua_enc_ops;
+	st->enc_state = lr;
+	st->state |= HTTP_S_ENC_BODY;
+}
+
+/* The strings of lr's edits and of its waiting call's, moved into a
+ * block of lr's own (lr->text, the one before freed): the connection
+ * manager gives back the stream text a pass over the response head took
+ * when a filter holds the head (http_hcm.c's write_resp_head), and the
+ * scripts' strings were taken there. Bounded by the edits' own bounds
+ * (HTTP_LUA_RESP_EDITS, HTTP_LUA_MAX_EDITS, HTTP_TEXT). @return false
+ * without memory. */
+static bool resp_pack(struct lua_resp *lr, struct lua_call *w)
+{
+	size_t need = 1;
+	for (unsigned k = 0; k < lr->n; k++)
+		need += lr->e[k].name_len + (size_t)lr->e[k].value_len;
+	for (unsigned k = 0; k < w->n_rm; k++)
+		need += w->rm_len[k];
+	for (unsigned k = 0; k < w->n_adds; k++)
+		need += w->adds[k].nl + (size_t)w->adds[k].vl;
+	char *b = malloc(need), *p = b;
+	if (!b)
+		return false;
+#define PACK(ptr, len)                                                                             \
+	do {                                                                                       \
+		if (len) {                                                                         \
+			memcpy(p, (ptr), (len));                                                   \
+			(ptr) = p;                                                                 \
+			p += (len);                                                                \
+		}                                                                                  \
+	} while (0)
+	for (unsigned k = 0; k < lr->n; k++) {
+		PACK(lr->e[k].name, lr->e[k].name_len);
+		PACK(lr->e[k].value, lr->e[k].value_len);
+	}
+	for (unsigned k = 0; k < w->n_rm; k++)
+		PACK(w->rm[k], w->rm_len[k]);
+	for (unsigned k = 0; k < w->n_adds; k++) {
+		PACK(w->adds[k].n, w->adds[k].nl);
+		PACK(w->adds[k].v, w->adds[k].vl);
+	}
+#undef PACK
+	free(lr->text);
+	lr->text = b;
+	return true;
+}
+
+/* The call @p c (filter @p i) waits for its httpCall()'s answer (hc_over
+ * resumes it: resp_call_resumed), the head held (http_filter.h's
+ * -EINPROGRESS), the edits e[0..n) of the calls before kept. @return
+ * -EINPROGRESS; or 0 (no memory: the call ends there, as a script error,
+ * its answer dropped). */
+static int resp_wait_call(struct http_stream *st, size_t i, struct lua_call *c,
+			  const struct arn_h1_edit *e, unsigned n)
+{
+	c->vm->pins++;
+	struct lua_resp *had = st->res->lua_resp;
+	struct lua_resp *lr = had ? had : calloc(1, sizeof(*lr));
+	struct lua_call *w = malloc(sizeof(*w));
+	if (lr && w) {
+		*w = *c;
+		memmove(lr->e, e, n * sizeof(*e));
+		lr->n = n;
+		if (resp_pack(lr, w)) {
+			lr->w = w;
+			lr->fi = i;
+			lr->calling = true;
+			st->res->lua_resp = lr;
+			return -EINPROGRESS;
+		}
+	}
+	if (!had)
+		free(lr);
+	free(w);
+	c->call->sync = false; /* its answer is dropped */
+	let_go(c);
+	count(st, i, ARN_LUA_errors);
+	return 0;
+}
+
+/* A response's script that waited for its httpCall()'s answer ran on
+ * (hc_over): waiting for another, or over; then its edits are kept and
+ * the head asked for again (http_hcm_resume_resp_head), the Lua filters
+ * after it running then (http_lua_resp_edits). */
+static void resp_call_resumed(struct http_stream *st, struct lua_resp *lr)
+{
+	struct lua_call *w = lr->w;
+	if (w->call) {
+		/* another httpCall(): the strings it made since are in the
+		 * stream's text, which no pass takes back while the head is
+		 * held */
+		return;
+	}
+	size_t i = w->fi;
+	bool room = lr->n + w->n_rm + w->n_adds <= HTTP_LUA_RESP_EDITS - 1;
+	if (room)
+		lr->n += emit(w, lr->e + lr->n);
+	let_go(w);
+	free(w);
+	lr->w = NULL;
+	lr->calling = false;
+	if (!room) {
+		/* as the connection manager's own (http_hcm.c) */
+		HTTP_INC(st->hc, rs_edit_overflow);
+		http_local_reply(st, 502, NULL, 0, 0, "response_edits_overflow", NULL, 0);
+		return;
+	}
+	lr->from = i + 1;
+	http_hcm_resume_resp_head(st);
 }
 
 /* The response scripts of the Lua filters from @p from on, their edits
@@ -2507,6 +3148,12 @@ static int resp_run(struct http_stream *st, size_t from, struct arn_h1_edit *e, 
 		c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
 		c.co_ref = LUA_NOREF;
 		c.call = c.answer = NULL;
+		c.wait = c.rk = 0;
+		c.head_gone = c.streamed = c.whole_given = c.ended = false;
+		c.chunk = NULL;
+		c.chunk_len = 0;
+		c.chunk_no = 0;
+		c.n_trl = 0;
 		c.fi = i;
 		c.route = st->route;
 		memset(c.gone, 0, sizeof(bool) * st->resp.m.n_hdrs);
@@ -2516,6 +3163,13 @@ static int resp_run(struct http_stream *st, size_t from, struct arn_h1_edit *e, 
 			if (rc < 0)
 				return rc;
 		}
+		if (c.call && c.co_ref != LUA_NOREF) {
+			int rc = resp_wait_call(st, i, &c, e, n);
+			if (rc < 0)
+				return rc;
+		}
+		if (c.wait && c.co_ref != LUA_NOREF)
+			resp_stream(st, i, &c);
 		if (n + c.n_rm + c.n_adds > cap)
 			return -ENOSPC;
 		n += emit(&c, e + n);
@@ -2533,6 +3187,24 @@ int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned 
 	    st->resp.m.n_hdrs > HTTP_MAX_HDRS)
 		return 0;
 	struct lua_resp *lr = st->res->lua_resp;
+	if (lr && lr->calling)
+		return -EINPROGRESS; /* a script waits for its httpCall() */
+	if (lr && lr->from) {
+		/* asked again (http_hcm_resume_resp_head) once a script's
+		 * httpCall() was answered: the Lua filters after it run */
+		size_t from = lr->from;
+		lr->from = 0;
+		if (lr->n > cap)
+			return -ENOSPC;
+		memcpy(e, lr->e, lr->n * sizeof(*e));
+		int n = resp_run(st, from, e, cap, lr->n);
+		if (n >= 0 && (unsigned)n <= HTTP_LUA_RESP_EDITS) {
+			memcpy(lr->e, e, (size_t)n * sizeof(*e));
+			lr->n = (unsigned)n;
+			lr->done = true; /* asked again: these */
+		}
+		return n;
+	}
 	if (lr) {
 		/* asked again (http_hcm_write_head) once the body was read
 		 * and the scripts ran */
@@ -2543,7 +3215,15 @@ int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned 
 		memcpy(e, lr->e, lr->n * sizeof(*e));
 		return (int)lr->n;
 	}
-	return resp_run(st, 0, e, cap, 0);
+	int n = resp_run(st, 0, e, cap, 0);
+	lr = st->res->lua_resp;
+	if (n >= 0 && lr && lr->streaming && (unsigned)n <= HTTP_LUA_RESP_EDITS) {
+		/* the head goes now (its body streams): asked again, these */
+		memcpy(lr->e, e, (size_t)n * sizeof(*e));
+		lr->n = (unsigned)n;
+		lr->done = true;
+	}
+	return n;
 }
 
 /* The head (the filters' edits, the scripts' among them) and the kept
@@ -2577,6 +3257,7 @@ static bool resp_body_end(struct http_stream *st, struct lua_resp *lr)
 		return false;
 	lr->whole = true;
 	size_t i = w->fi;
+	w->rk = RK_BODY;
 	run_k(w, i, resume_k);
 	int n = (int)lr->n;
 	if (lr->n + w->n_rm + w->n_adds > HTTP_LUA_RESP_EDITS - 1)
@@ -2631,6 +3312,18 @@ static bool lua_enc_body(struct http_stream *st, const char *data, size_t len, b
 	struct lua_resp *lr = st->enc_state;
 	if (st->state & HTTP_S_LOCAL)
 		return false;
+	if (lr->streaming) {
+		/* bodyChunks(), trailers(): the slice to the script, then on
+		 * to the client as it came */
+		if (lr->sw && (end || lr->sw->wait == LW_CHUNK) &&
+		    !stream_resume(lr->sw, data, len, end))
+			lr->sw = NULL;
+		if (len) {
+			st->tx_body += len;
+			st->hc->dn->codec->encode_body(st->hc->dn, data, len);
+		}
+		return true;
+	}
 	if (end)
 		return resp_body_end(st, lr);
 	if (resp_keep(st, lr, data, len))
@@ -2655,6 +3348,8 @@ static bool lua_enc_body(struct http_stream *st, const char *data, size_t len, b
 static bool lua_enc_more(struct http_stream *st)
 {
 	struct lua_resp *lr = st->enc_state;
+	if (lr->streaming)
+		return !(st->state & HTTP_S_LOCAL); /* (never behind: nothing kept) */
 	if ((st->state & HTTP_S_LOCAL) || !lr->done)
 		return false;
 	return resp_write(st, lr);

@@ -12,8 +12,11 @@
  * coroutine waits (its reference kept in the state's registry, the head
  * held) until the body is whole (a request's in the stream's kept body, a
  * response's in the filter's, which takes it: HTTP_S_ENC_BODY), then goes
- * on; what is not (bodyChunks(), trailers(), httpCall(), filterContext(),
- * ...) is a script error naming it. A script error is
+ * on; httpCall() on requests and responses (the head held until its
+ * answer); bodyChunks() and trailers() (the head goes on, each slice of
+ * the body passing the script as it goes: http_lua_xform for requests,
+ * the filter's encode_body for responses). What is not built
+ * (filterContext(), ...) is a script error naming it. A script error is
  * Envoy's: logged, counted in http.<prefix>.lua[.<stat_prefix>].errors,
  * and the stream goes on with the edits the script made before it.
  *
@@ -71,7 +74,10 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
  * the response's body (body()), the filter took it (HTTP_S_ENC_BODY) and
  * has the head written once the body is whole and the scripts ran (this
  * asked again then gives their edits); or -ECANCELED: answered instead
- * (a body past HTTP_LUA_BODY_MAX by its content-length: 500).
+ * (a body past HTTP_LUA_BODY_MAX by its content-length: 500); or
+ * -EINPROGRESS: a script waits for its httpCall()'s answer, the head
+ * held (http_filter.h), resumed with http_hcm_resume_resp_head, this
+ * asked again then.
  */
 int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned cap);
 
@@ -79,8 +85,9 @@ int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned 
  * once (more: a script error, counted in http_call_refused); each holds
  * a copy of its request and up to HTTP_LUA_CALL_BODY_MAX of its answer */
 #define HTTP_LUA_CALLS_MAX 4
-/* bytes of an httpCall() answer's body (more: the call fails, the script
- * sees 503 "upstream failure", as Envoy's async client buffer limit) */
+/* bytes of an httpCall() answer's body (more: the call is reset at once,
+ * the script sees 503 "upstream failure", as Envoy's async client buffer
+ * limit) */
 #define HTTP_LUA_CALL_BODY_MAX (1u << 20)
 /* the bound in force (HTTP_LUA_CALL_BODY_MAX; tests lower it) */
 extern uint32_t http_lua_call_body_max;
@@ -109,6 +116,14 @@ void http_lua_body_end(struct http_stream *st);
 /** The filter after which the head's walk resumes (a script that read
  * the body), or 0. */
 size_t http_lua_resume_at(const struct http_stream *st);
+
+/**
+ * http_filter.h's decode_xform for the Lua filter (http_l4.c's, its
+ * home): a request slice (@p data, @p len) or its end (@p end) to the
+ * script waiting in bodyChunks() or trailers() (st->req_xf set by it).
+ * The slice passes as it came (*@p out = @p data). @return @p len.
+ */
+long http_lua_xform(struct http_stream *st, char *data, size_t len, bool end, const char **out);
 
 /** The stream ends: a script waiting for its (request's or response's)
  * body is let go, a kept response body freed. */

@@ -134,6 +134,9 @@ struct http_res {
 	/* streamInfo():dynamicMetadata()'s values (http_lua.c's struct
 	 * lua_md), every Lua filter's, freed at the stream's end */
 	void *lua_md;
+	/* bodyChunks() / trailers() on a request: the call its slices
+	 * resume (http_lua.c's struct lua_call), freed at the stream's end */
+	void *lua_chunks;
 	/* httpCall()'s sub-requests (http_lua.c's struct lua_hcall list),
 	 * cancelled and freed at the stream's end */
 	void *lua_calls;

@@ -66,12 +66,57 @@
 	"[':path'] = '/2', [':authority'] = 'side'}, nil, 200) "                                     \
 	"h:respond({[':status'] = '200'}, a[':status'] .. c[':status'] .. tostring(d)) end end"
 
+/* httpCall() in envoy_on_response on /rhc: one call, then its edits (the
+ * request's dynamicMetadata for lua2's script after it); the upstream's
+ * x-p: two, two calls in a row; x-p: body, body() after a call (a script
+ * error) */
+#define RHC_SCRIPT                                                                                 \
+	"function envoy_on_request(h) h:streamInfo():dynamicMetadata():set('other', 'tbl', "       \
+	"{b = {true, false}}) end "                                                                  \
+	"function envoy_on_response(h) local hd = h:headers() local p = h:headers():get('x-p') "    \
+	"hd:add('x-before', 'b') "                                                                   \
+	"local a, b = h:httpCall('two', {[':method'] = 'GET', [':path'] = '/r', "                   \
+	"[':authority'] = 'side'}, nil, 200) "                                                       \
+	"hd:add('x-rhc', a[':status'] .. ' ' .. tostring(b)) "                                        \
+	"if p == 'two' then local c = h:httpCall('two', {[':method'] = 'GET', [':path'] = '/r2', " \
+	"[':authority'] = 'side'}, nil, 200) hd:add('x-rhc2', c[':status']) end "                   \
+	"if p == 'body' then h:body() end end"
+
+/* bodyChunks() and trailers() on cluster "dyn" (enable_trailers): the
+ * request's chunks counted, its trailers read and changed, what it saw
+ * kept in dynamicMetadata for the response's x-seen; /chunks/trl waits
+ * in trailers() alone, /chunks/keep holds a chunk past its turn,
+ * /chunks/many adds trailers past HTTP_LUA_MAX_EDITS; a response with x-stream
+ * has its chunks counted into a trailer */
+#define CHUNKS_SCRIPT                                                                              \
+	"local L = 'envoy.filters.http.lua' "                                                        \
+	"function envoy_on_request(h) local hd = h:headers() hd:add('x-before', 'b') "              \
+	"local p = hd:get(':path') local d = h:streamInfo():dynamicMetadata() "                     \
+	"if p == '/chunks/keep' then local old for c in h:bodyChunks() do "                          \
+	"if old then old:length() end old = c end return end "                                       \
+	"if p == '/chunks/trl' then local t = h:trailers() "                                         \
+	"d:set(L, 'seen', 'trl ' .. (t and t:get('x-t') or 'nil')) if t then t:remove('x-t') end return end " \
+	"local n, bytes, first = 0, 0, nil "                                                          \
+	"for c in h:bodyChunks() do n = n + 1 bytes = bytes + c:length() "                           \
+	"first = first or c:getBytes(0, 3) end "                                                     \
+	"local ok = pcall(hd.add, hd, 'x-late', '1') local t = h:trailers() "                       \
+	"local tv = t and t:get('x-t') or 'nil' "                                                    \
+	"if t then t:replace('x-t', 'lua') t:add('x-t2', 'added') end "                             \
+	"if t and p == '/chunks/many' then local ok2, e = pcall(function() "                        \
+	"for i = 1, 300 do t:add('x-many', 'v') end end) tv = tv .. ' ' .. tostring(e ~= nil and e:find('more than 32 added') ~= nil) end " \
+	"d:set(L, 'seen', (n > 0 and 'some' or 'none') .. ' ' .. bytes .. ' ' .. tostring(first) .. " \
+	"' ' .. tv .. ' ' .. tostring(ok)) end "                                                     \
+	"function envoy_on_response(h) local hd = h:headers() "                                     \
+	"local d = h:streamInfo():dynamicMetadata():get(L) hd:add('x-seen', d and d.seen or 'none') " \
+	"if hd:get('x-stream') then local b = 0 for c in h:bodyChunks() do b = b + c:length() end "  \
+	"local t = h:trailers() if t then t:add('x-rn', tostring(b)) end end end"
+
 #define LUA_LISTENER                                                                               \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
 	"http_connection_manager.v3.HttpConnectionManager\",\"stat_prefix\":\"lx\","               \
-	"\"generate_request_id\":false,"                                                           \
+	"\"generate_request_id\":false,\"http_protocol_options\":{\"enable_trailers\":true},"         \
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
 	"[\"*\"],\"routes\":["                                                                     \
 	"{\"match\":{\"prefix\":\"/b\"},\"route\":{\"cluster\":\"web\"},"                          \
@@ -94,6 +139,10 @@
 	LUA_ROUTE_(",\"name\":\"md.lua\"") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/hc\"},\"route\":{\"cluster\":\"web\"},"                         \
 	LUA_ROUTE_(",\"name\":\"hc.lua\"") "},"                                                      \
+	"{\"match\":{\"prefix\":\"/chunks\"},\"route\":{\"cluster\":\"dyn\"},"                     \
+	LUA_ROUTE_(",\"name\":\"chunks.lua\"") "},"                                                  \
+	"{\"match\":{\"prefix\":\"/rhc\"},\"route\":{\"cluster\":\"web\"},"                        \
+	LUA_ROUTE_(",\"name\":\"rhc.lua\"") "},"                                                     \
 	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
 	LUA_ROUTE_(",\"disabled\":true") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
@@ -106,6 +155,8 @@
 	"if b:getBytes(0, 4) == 'deny' then "                                                       \
 	"h:respond({[':status'] = '403'}, 'body ' .. b:getBytes(0, b:length())) end end\"},"       \
 	"\"hc.lua\":{\"inline_string\":\"" HC_SCRIPT "\"},"                                       \
+	"\"rhc.lua\":{\"inline_string\":\"" RHC_SCRIPT "\"},"                                     \
+	"\"chunks.lua\":{\"inline_string\":\"" CHUNKS_SCRIPT "\"},"                               \
 	"\"b.lua\":{\"inline_string\":"                                                               \
 	"\"function envoy_on_request(h) h:headers():add('x-b', 'b') end\"},"                      \
 	"\"rbody.lua\":{\"inline_string\":\"function envoy_on_request(h) "                         \
@@ -1079,6 +1130,236 @@ static void test_lua_http_call_reset(void **state)
 	hh_end();
 }
 
+/* httpCall() in envoy_on_response, as Envoy's (encodeHeaders stops
+ * until onSuccess resumes the script and continueEncoding): the
+ * upstream's head (and the body that came with it) is held, nothing goes
+ * to the client, until the call's answer; then the script's edits before
+ * and after the call, and those of the Lua filter after it (lua2, which
+ * runs only then), are in the head the client gets, with the body. Two
+ * calls in a row; body() after a call a script error (the edits made
+ * before it stay, the response goes on); a client that resets while the
+ * head is held: the call cancelled, the coroutine let go (ASan), the
+ * worker serves the next. Fails before: "httpCall() in envoy_on_response
+ * is not supported by Arion" (no call is made). */
+static void test_lua_http_call_response(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	uint32_t rx0[N_PEERS];
+	char got[4096], r[4096];
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /rhc HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = side_that_got(rx0, got, sizeof(got));
+	assert_non_null(u);
+	snapshot(rx0);
+	send_str(u, OK5);
+	struct peer *side = side_that_got(rx0, got, sizeof(got));
+	if (!side)
+		fail_msg("no call; lua errors %llu", (unsigned long long)lua_stat(ARN_LUA_errors));
+	assert_string_equal(got, "GET /r HTTP/1.1\r\nhost: side\r\n\r\n");
+	assert_int_equal(hh_client(0)->log_len, 0); /* the head is held */
+	send_str(side, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+	log_from(hh_client(0), 0, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "x-before: b\r\n") ||
+	    !strstr(r, "x-rhc: 200 ok\r\n") || !strstr(r, "x-md2: false\r\n") ||
+	    !strstr(r, "\r\n\r\nhello"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+
+	/* two calls in a row */
+	uint32_t mark = hh_client(0)->log_len;
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /rhc HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = side_that_got(rx0, got, sizeof(got));
+	assert_non_null(u);
+	snapshot(rx0);
+	send_str(u, "HTTP/1.1 200 OK\r\nx-p: two\r\nContent-Length: 5\r\n\r\nhello");
+	side = side_that_got(rx0, got, sizeof(got));
+	assert_non_null(side);
+	snapshot(rx0);
+	send_str(side, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n");
+	side = side_that_got(rx0, got, sizeof(got));
+	if (!side || strcmp(got, "GET /r2 HTTP/1.1\r\nhost: side\r\n\r\n") != 0)
+		fail_msg("the second call: %s", side ? got : "(none)");
+	assert_int_equal(hh_client(0)->log_len, mark);
+	send_str(side, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+	log_from(hh_client(0), mark, r, sizeof(r));
+	if (!strstr(r, "x-rhc: 201 nil\r\n") || !strstr(r, "x-rhc2: 202\r\n") ||
+	    !strstr(r, "\r\n\r\nhello"))
+		fail_msg("the client got:\n%s", r);
+
+	/* body() after a call: a script error, the response goes on with the
+	 * edits made before it */
+	mark = hh_client(0)->log_len;
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /rhc HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = side_that_got(rx0, got, sizeof(got));
+	assert_non_null(u);
+	snapshot(rx0);
+	send_str(u, "HTTP/1.1 200 OK\r\nx-p: body\r\nContent-Length: 5\r\n\r\nhello");
+	side = side_that_got(rx0, got, sizeof(got));
+	assert_non_null(side);
+	send_str(side, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	log_from(hh_client(0), mark, r, sizeof(r));
+	if (!strstr(r, "x-rhc: 200 nil\r\n") || !strstr(r, "\r\n\r\nhello"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 1);
+
+	/* the client resets while the head is held */
+	hh_open(1, 82);
+	hh_settle();
+	snapshot(rx0);
+	send_str(hh_client(1), "GET /rhc HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = side_that_got(rx0, got, sizeof(got));
+	assert_non_null(u);
+	snapshot(rx0);
+	send_str(u, OK5);
+	side = side_that_got(rx0, got, sizeof(got));
+	assert_non_null(side);
+	hh_reset(hh_client(1));
+	hh_settle();
+	send_str(side, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	hh_advance(300);
+	hh_open(2, 82);
+	hh_settle();
+	exchange(2, "GET /off HTTP/1.1\r\nHost: a\r\n\r\n",
+		 "GET /off HTTP/1.1\r\nHost: a\r\n" ADDED "\r\n", OK5, "hello");
+	hh_end();
+}
+
+/* The request "dyn" takes (an HTTP/1.1 upstream with enable_trailers) */
+static void chunks_cluster(void)
+{
+	char b[1024];
+	snprintf(b, sizeof(b), HH_CDYN, "\"http_protocol_options\":{\"enable_trailers\":true},",
+		 HH_EP(200));
+	hh_apply(ARN_TYPE_URL_CLUSTER, b);
+	hh_settle();
+}
+
+/* Client 0 sends @p req; the upstream's bytes into @p got; it answers
+ * @p answer; the client's bytes after @p mark into @p r. */
+static void chunks_exchange(const char *req, char *got, size_t gcap, const char *answer, char *r,
+			    size_t rcap)
+{
+	uint32_t rx0[N_PEERS];
+	uint32_t mark = hh_client(0)->log_len;
+	snapshot(rx0);
+	send_str(hh_client(0), req);
+	struct peer *u = side_that_got(rx0, got, gcap);
+	if (!u)
+		fail_msg("nothing upstream for:\n%s", req);
+	send_str(u, answer);
+	log_from(hh_client(0), mark, r, rcap);
+}
+
+#define CHUNKED_REQ(path)                                                                          \
+	"POST " path " HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n\r\n"                  \
+	"5\r\nhello\r\n6\r\n world\r\n0\r\nx-t: client\r\nx-o: other\r\n\r\n"
+
+/* bodyChunks() and trailers() on requests, as Envoy's (luaBodyChunks,
+ * luaBodyIterator, luaTrailers): the head goes upstream at once with the
+ * edits made before the iterator waited (x-before), later edits are
+ * script errors caught by pcall ("header map can no longer be
+ * modified"); each slice of a chunked body resumes the script (its
+ * bytes counted, read with getBytes) and passes as it came; at the end
+ * trailers() has the client's (replace, add: they go upstream changed);
+ * trailers() waiting alone (remove); a content-length body (trailers()
+ * nil); a GET (the iterator and trailers() nil at once, the head still
+ * modifiable). Bounds attacked: a chunk kept past its turn is a script
+ * error, the body going on whole; trailers added past HTTP_LUA_MAX_EDITS
+ * a script error (caught: the ones that fit go). Fails before:
+ * "bodyChunks() is not supported by Arion". */
+static void test_lua_body_chunks_request(void **state)
+{
+	(void)state;
+	lua_begin();
+	chunks_cluster();
+	hh_open(0, 82);
+	hh_settle();
+	char got[4096], r[4096];
+	chunks_exchange(CHUNKED_REQ("/chunks"), got, sizeof(got), OK5, r, sizeof(r));
+	if (!strstr(got, "POST /chunks HTTP/1.1\r\n") || !strstr(got, "x-before: b\r\n") ||
+	    strstr(got, "x-late") || !strstr(got, "hello") || !strstr(got, " world") ||
+	    !strstr(got, "\r\nx-t: lua\r\n") || !strstr(got, "\r\nx-o: other\r\n") ||
+	    !strstr(got, "\r\nx-t2: added\r\n") || strstr(got, "client"))
+		fail_msg("the upstream got:\n%s", got);
+	if (!strstr(r, "x-seen: some 11 hel client false\r\n"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+
+	chunks_exchange(CHUNKED_REQ("/chunks/trl"), got, sizeof(got), OK5, r, sizeof(r));
+	if (!strstr(got, "hello") || strstr(got, "x-t:") || !strstr(got, "\r\nx-o: other\r\n"))
+		fail_msg("the upstream got:\n%s", got);
+	if (!strstr(r, "x-seen: trl client\r\n"))
+		fail_msg("the client got:\n%s", r);
+
+	chunks_exchange("POST /chunks HTTP/1.1\r\nHost: a\r\ncontent-length: 11\r\n\r\nhello world",
+			got, sizeof(got), OK5, r, sizeof(r));
+	if (!strstr(got, "content-length: 11\r\n") || !strstr(got, "\r\n\r\nhello world"))
+		fail_msg("the upstream got:\n%s", got);
+	if (!strstr(r, "x-seen: some 11 hel nil false\r\n"))
+		fail_msg("the client got:\n%s", r);
+
+	chunks_exchange("GET /chunks HTTP/1.1\r\nHost: a\r\n\r\n", got, sizeof(got), OK5, r,
+			sizeof(r));
+	if (!strstr(got, "x-before: b\r\n") || !strstr(got, "x-late: 1\r\n"))
+		fail_msg("the upstream got:\n%s", got);
+	if (!strstr(r, "x-seen: none 0 nil nil true\r\n"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+
+	/* a chunk kept past its turn */
+	chunks_exchange(CHUNKED_REQ("/chunks/keep"), got, sizeof(got), OK5, r, sizeof(r));
+	if (!strstr(got, "hello") || !strstr(got, " world") || !strstr(got, "x-t: client\r\n"))
+		fail_msg("the upstream got:\n%s", got);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 1);
+	/* trailers past the slots */
+	chunks_exchange(CHUNKED_REQ("/chunks/many"), got, sizeof(got), OK5, r, sizeof(r));
+	if (!strstr(got, "x-t: lua\r\n") || !strstr(got, "x-many: v\r\n"))
+		fail_msg("the upstream got:\n%.600s", got);
+	if (!strstr(r, "x-seen: some 11 hel client true false\r\n"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 1);
+	hh_end();
+}
+
+/* bodyChunks() and trailers() on responses: the head goes to the client
+ * with the script's edits before the body (x-seen), each slice resumes
+ * the script and passes as it came, the upstream's trailers get the
+ * script's (the bytes it counted) and go to the client (enable_trailers).
+ * Fails before: "bodyChunks() is not supported by Arion" (no x-rn). */
+static void test_lua_body_chunks_response(void **state)
+{
+	(void)state;
+	lua_begin();
+	chunks_cluster();
+	hh_open(0, 82);
+	hh_settle();
+	char got[4096], r[4096];
+	chunks_exchange("GET /chunks HTTP/1.1\r\nHost: a\r\n\r\n", got, sizeof(got),
+			"HTTP/1.1 200 OK\r\nx-stream: 1\r\ntransfer-encoding: chunked\r\n\r\n"
+			"5\r\nhello\r\n3\r\n!!!\r\n0\r\nx-up: u\r\n\r\n",
+			r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strstr(r, "x-seen: none 0 nil nil true\r\n") ||
+	    !strstr(r, "hello") || !strstr(r, "!!!") || !strstr(r, "\r\nx-up: u\r\n") ||
+	    !strstr(r, "\r\nx-rn: 8\r\n"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+	/* a response without trailers: the iterator ends, trailers() nil */
+	chunks_exchange("GET /chunks HTTP/1.1\r\nHost: a\r\n\r\n", got, sizeof(got),
+			"HTTP/1.1 200 OK\r\nx-stream: 1\r\nContent-Length: 5\r\n\r\nhello", r,
+			sizeof(r));
+	if (!strstr(r, "content-length: 5\r\n") && !strstr(r, "Content-Length: 5\r\n"))
+		fail_msg("the client got:\n%s", r);
+	if (!strstr(r, "\r\n\r\nhello"))
+		fail_msg("the client got:\n%s", r);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+	hh_end();
+}
+
 int main(void)
 {
 	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
@@ -1103,6 +1384,9 @@ int main(void)
 	    cmocka_unit_test(test_lua_http_call_bounds),
 	    cmocka_unit_test(test_lua_http_call_errors),
 	    cmocka_unit_test(test_lua_http_call_reset),
+	    cmocka_unit_test(test_lua_http_call_response),
+	    cmocka_unit_test(test_lua_body_chunks_request),
+	    cmocka_unit_test(test_lua_body_chunks_response),
 	};
 	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
