@@ -1,7 +1,8 @@
 // The upstream of tests/http/e2e_lua.sh: a plain node http server that
 // answers 200 with the request's headers as JSON (what Arion sent after
 // the Lua script's edits) and two headers of its own, x-secret (the
-// response script removes it) and x-keep. Each request's path goes to the
+// response script removes it), x-keep and x-body-bytes (the request
+// body's length, answered once it is in). Each request's path goes to the
 // log (argv[4]), one line each.
 'use strict';
 const http = require('http');
@@ -9,7 +10,12 @@ const fs = require('fs');
 const [host, port, log] = [process.argv[2], Number(process.argv[3]), process.argv[4]];
 http.createServer((req, res) => {
   fs.appendFileSync(log, req.url + '\n');
-  res.writeHead(200, { 'content-type': 'application/json', 'x-secret': 's3cr3t',
-    'x-keep': 'kept' });
-  res.end(JSON.stringify(req.headers) + '\n');
+  // the answer once the request's body is in (x-body-bytes: its length)
+  let n = 0;
+  req.on('data', (d) => { n += d.length; });
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json', 'x-secret': 's3cr3t',
+      'x-keep': 'kept', 'x-body-bytes': String(n) });
+    res.end(JSON.stringify(req.headers) + '\n');
+  });
 }).listen(port, host);

@@ -10,7 +10,10 @@
 # waits for the body (body()) reads a POST's; a response script rewrites
 # the response's body (body(), setBytes, gsub); a script's synchronous
 # httpCall() to the same server (its answer's status, a header and body
-# fields passed on upstream); the counters.
+# fields passed on upstream); a script that counts a 100 KB POST's bytes
+# as they pass (bodyChunks()), the body reaching the upstream whole, and
+# streams the response's body; for a GET the response script asks the
+# server (httpCall()) before the head goes on; the counters.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -70,6 +73,15 @@ for v in --http1.1 --http2-prior-knowledge; do
 	body=$(cc $v "http://$us/hcall")
 	expect "$v /hcall: what the script's httpCall() got" "$body" '"x-side":"200 kept side lua 3"'
 	expect "$v /hcall: the call, then the request" "$(tail -n +$((n0 + 1)) "$log" | tr '\n' ' ')" "^/side /hcall $"
+	n0=$(wc -l <"$log")
+	body=$(head -c 100000 /dev/zero | tr '\0' a | cc $v -D "$h" -H 'Expect:' --data-binary @- "http://$us/chunks")
+	expect "$v /chunks: the bytes bodyChunks() saw" "$(hdr x-chunk-bytes)" "^100000$"
+	expect "$v /chunks: the body upstream whole" "$(hdr x-body-bytes)" "^100000$"
+	n0=$(wc -l <"$log")
+	body=$(cc $v -D "$h" "http://$us/chunks")
+	expect "$v GET /chunks: the response script's httpCall()" "$(hdr x-rcall)" "^200$"
+	expect "$v GET /chunks: the body after it" "$body" '"host":"'
+	expect "$v GET /chunks: the request, then the response's call" "$(tail -n +$((n0 + 1)) "$log" | tr '\n' ' ')" "^/chunks /rside $"
 	body=$(cc $v -H 'x-drop: stays' "http://$us/off")
 	expect "$v /off: no script" "$body" '"x-drop":"stays"'
 done
