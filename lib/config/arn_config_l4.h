@@ -1042,12 +1042,14 @@ enum arn_cfg_ext_proc_send {
 };
 
 /* A ProcessingMode of what Arion builds: headers sent or skipped, the
- * bodies NONE or BUFFERED, no trailers. */
+ * request's body NONE or BUFFERED, the response's NONE, BUFFERED or
+ * STREAMED, no trailers. */
 struct arn_cfg_ext_proc_mode {
 	uint8_t request_headers;     /* enum arn_cfg_ext_proc_send (DEFAULT: SEND) */
 	uint8_t response_headers;    /* enum arn_cfg_ext_proc_send (DEFAULT: SEND) */
 	bool request_body_buffered;  /* request_body_mode BUFFERED (else NONE) */
 	bool response_body_buffered; /* response_body_mode BUFFERED (else NONE) */
+	bool response_body_streamed; /* response_body_mode STREAMED */
 };
 
 /* The processor's service: grpc_service.envoy_grpc (the cluster,

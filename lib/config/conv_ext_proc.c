@@ -2,8 +2,9 @@
  * envoy.filters.http.ext_proc's ExternalProcessor and ExtProcPerRoute ->
  * struct arn_cfg_ext_proc / arn_cfg_ext_proc_route (arn_config_l4.h).
  * Every field is acted on or refused by name; what Arion does not build
- * yet (bodies, trailers, attributes,
- * metadata, observability mode) is refused naming the field and value.
+ * yet (the request's body STREAMED, FULL_DUPLEX_STREAMED and
+ * BUFFERED_PARTIAL bodies, trailers, attributes, metadata, observability
+ * mode) is refused naming the field and value.
  * Envoy's newer ExternalProcessor fields (past 19) are not in Arion's copy
  * of the API and are refused as unknown fields.
  */
@@ -30,8 +31,8 @@ static void header_mode(struct conv *c, struct pb pm, const char *f, uint8_t dfl
 }
 
 /* ProcessingMode: the request's and the response's headers SEND or SKIP;
- * the request's body BUFFERED or NONE, no response body, no trailers
- * (what Arion builds; the rest refused by name). */
+ * the request's body BUFFERED or NONE, the response's BUFFERED, STREAMED
+ * or NONE, no trailers (what Arion builds; the rest refused by name). */
 static void processing_mode(struct conv *c, struct pb pm, struct arn_cfg_ext_proc_mode *o)
 {
 	o->request_headers = o->response_headers = ARN_CFG_EXT_PROC_SEND; /* Envoy's defaults */
@@ -43,22 +44,30 @@ static void processing_mode(struct conv *c, struct pb pm, struct arn_cfg_ext_pro
 	header_mode(c, pm, "request_header_mode", ARN_CFG_EXT_PROC_SEND, &o->request_headers);
 	header_mode(c, pm, "response_header_mode", ARN_CFG_EXT_PROC_SEND, &o->response_headers);
 	/* the request's body BUFFERED (read whole, sent as one
-	 * request_body); the rest not built */
-	static const char *const bodies[] = {"request_body_mode", "response_body_mode"};
-	for (size_t i = 0; i < 2; i++) {
-		int32_t v = pb_i32(pm, bodies[i]);
-		if (i == 0 && v == 2)
-			o->request_body_buffered = true;
-		else if (i == 1 && v == 2)
-			o->response_body_buffered = true;
-		else if (v != 0)
-			conv_err(c, bodies[i], "%s: not built by Arion (its ext_proc sends %s)",
-				 v > 0 && v < 5 ? body_modes[v] : "an unknown mode",
-				 "the body BUFFERED or none: NONE");
-	}
+	 * request_body); the response's BUFFERED or STREAMED (each piece
+	 * sent as it comes, held until its answer: Envoy AI Gateway's SSE
+	 * completions); the rest not built */
+	int32_t v = pb_i32(pm, "request_body_mode");
+	if (v == 2)
+		o->request_body_buffered = true;
+	else if (v != 0)
+		conv_err(c, "request_body_mode",
+			 "%s: not built by Arion for the request's body (its ext_proc sends it "
+			 "BUFFERED or not at all: NONE; STREAMED is built for the response's body)",
+			 v > 0 && v < 5 ? body_modes[v] : "an unknown mode");
+	v = pb_i32(pm, "response_body_mode");
+	if (v == 2)
+		o->response_body_buffered = true;
+	else if (v == 1)
+		o->response_body_streamed = true;
+	else if (v != 0)
+		conv_err(c, "response_body_mode",
+			 "%s: not built by Arion (its ext_proc sends the response's body "
+			 "STREAMED, BUFFERED or not at all: NONE)",
+			 v > 0 && v < 5 ? body_modes[v] : "an unknown mode");
 	static const char *const trailers[] = {"request_trailer_mode", "response_trailer_mode"};
 	for (size_t i = 0; i < 2; i++) {
-		int32_t v = pb_i32(pm, trailers[i]);
+		v = pb_i32(pm, trailers[i]);
 		if (v == 1)
 			conv_err(c, trailers[i],
 				 "SEND: not built by Arion (its ext_proc sends no trailers: "

@@ -42,6 +42,19 @@ enum ep_state {
 	EP_WAIT_REQ_BODY,     /* the body sent (request_body), its answer awaited */
 	EP_READ_RESP_BODY,    /* response_body_mode BUFFERED: the response's body read whole */
 	EP_WAIT_RESP_BODY,    /* it went (response_body), its answer awaited */
+	/* response_body_mode STREAMED: the response's head answered (or
+	 * skipped), its body's pieces go as they come (the ring a->rs) */
+	EP_STREAM_RESP,
+};
+
+/* A piece of a STREAMED response body: sent (its message's start in pre,
+ * then its mbufs), kept until its answer. */
+struct ep_chunk {
+	struct rte_mbuf *head, *tail;
+	uint32_t segs, bytes;
+	bool eos;
+	uint8_t pre_len;
+	uint8_t pre[30];
 };
 
 /* What waits for the answer (ep_after resumes it) */
@@ -85,6 +98,18 @@ struct http_ext_proc {
 	struct rte_mbuf *rsp_head, *rsp_tail;
 	uint32_t rsp_bytes, rsp_segs;
 	uint32_t send_owed; /* a message refused by the transport (-EAGAIN): its length */
+	/* response_body_mode STREAMED (Envoy's chunk queue): rsp_stream the
+	 * mode; rs_on: the filter took the body (ep_rs_ops). The ring's
+	 * pieces from rs_head: rs_n queued (rs_bytes), the first rs_sent of
+	 * them wholly to the transport; the next one's start sent
+	 * (rs_tx_pre), its next mbuf rs_tx_seg. rs_old: mbufs done with
+	 * that a transport (the client's codec, the stream's) may still
+	 * read by reference, freed once neither does (rs_reap). */
+	bool rsp_stream, rs_on, rs_eos_sent, rs_tx_pre, rs_kick;
+	uint8_t rs_head, rs_n, rs_sent;
+	uint32_t rs_bytes, rs_old_segs;
+	struct rte_mbuf *rs_tx_seg, *rs_old, *rs_old_tail;
+	struct ep_chunk rs[HTTP_EXT_PROC_STREAM_CHUNKS];
 	const struct arn_cfg_ext_proc_service *svc;
 	const struct arn_cfg_ext_proc_route *pr;
 	char status_txt[4];
@@ -158,6 +183,10 @@ static struct http_ext_proc *ep_get(struct http_worker *w)
 	a->rsp_head = a->rsp_tail = NULL;
 	a->rsp_bytes = a->rsp_segs = 0;
 	a->send_owed = 0;
+	a->rsp_stream = a->rs_on = a->rs_eos_sent = a->rs_tx_pre = a->rs_kick = false;
+	a->rs_head = a->rs_n = a->rs_sent = 0;
+	a->rs_bytes = a->rs_old_segs = 0;
+	a->rs_tx_seg = a->rs_old = a->rs_old_tail = NULL;
 	a->svc = NULL;
 	a->pr = NULL;
 	a->status = 0;
@@ -203,10 +232,21 @@ static bool rsp_keep(struct http_worker *w, struct http_ext_proc *a, const char 
 				    n);
 }
 
+static struct ep_chunk *rs_at(struct http_ext_proc *a, unsigned k)
+{
+	return &a->rs[(a->rs_head + k) % HTTP_EXT_PROC_STREAM_CHUNKS];
+}
+
 static void ep_put(struct http_worker *w, struct http_ext_proc *a)
 {
 	http_timer_cancel(&a->timer);
 	rsp_free(w, a);
+	for (unsigned k = 0; k < a->rs_n; k++)
+		http_rb_chain_free(w, rs_at(a, k)->head, rs_at(a, k)->segs);
+	a->rs_n = 0;
+	http_rb_chain_free(w, a->rs_old, a->rs_old_segs);
+	a->rs_old = a->rs_old_tail = NULL;
+	a->rs_old_segs = 0;
 	ep_big_put(w, a);
 	a->st = NULL;
 	http_ctxpool_put(&pools[w->idx], a);
@@ -617,6 +657,8 @@ static const char *details_copy(struct http_ext_proc *a, const char *d, size_t l
 	return p;
 }
 
+static void rs_over(struct http_ext_proc *a);
+
 /* A local reply for the client, then the connection goes on (the
  * request does not: HTTP_S_LOCAL). */
 static void ep_reply(struct http_ext_proc *a, unsigned status, const char *body, size_t blen,
@@ -643,7 +685,9 @@ static bool ep_error(struct http_ext_proc *a, int code, const char *why)
 	ep_close(a);
 	if (a->cfg->failure_mode_allow) {
 		/* Envoy's onGrpcError: onGrpcClose (streams_closed), then
-		 * failure_mode_allowed */
+		 * failure_mode_allowed; clearAsyncState: a streamed body's
+		 * pieces go on unprocessed */
+		rs_over(a);
 		EP_INC(a, streams_closed);
 		EP_INC(a, failure_mode_allowed);
 		return false;
@@ -666,12 +710,13 @@ static void ep_fail_request(struct http_ext_proc *a, const char *details)
 
 static const char *ep_open_why(int rc);
 static int ep_open(struct http_ext_proc *a, size_t ml);
+static int ep_open_at(struct http_ext_proc *a, const char *msg, size_t ml);
 
 /* The request's phase is over: the response's head awaited (the stream
  * stays), or processing complete. */
 static void ep_req_over(struct http_ext_proc *a)
 {
-	if (a->resp_send || a->rsp_body_buf) {
+	if (a->resp_send || a->rsp_body_buf || a->rsp_stream) {
 		ep_between(a, EP_IDLE); /* the stream stays for the response's head */
 	} else {
 		ep_complete(a);
@@ -923,6 +968,12 @@ static bool ep_resp_headers_answer(struct http_ext_proc *a, const struct http_ex
 	a->resp_edits = true;
 	if (a->rsp_body_buf && ep_resp_has_body(a->st)) {
 		ep_between(a, EP_READ_RESP_BODY); /* the stream stays for the body */
+	} else if (a->rsp_stream && ep_resp_has_body(a->st)) {
+		/* the stream stays for the body's pieces, its buffer for their
+		 * answers (the headers' message in it is not touched): the
+		 * held head goes (http_ext_proc_resp_hold takes the body) */
+		a->state = EP_STREAM_RESP;
+		http_timer_cancel(&a->timer);
 	} else {
 		ep_complete(a);
 		ep_close(a);
@@ -1091,20 +1142,329 @@ static void ep_immediate(struct http_ext_proc *a, const struct http_ext_proc_res
 	ep_reply(a, status, r->body, r->body_len, details, e, n);
 }
 
+/* ---- response_body_mode STREAMED (Envoy's ext_proc.cc encodeData with
+ * STREAMED, processor_state.cc enqueueStreamingChunk,
+ * handleStreamedBodyResponse, requestWatermark / clearWatermark) ---- */
+
+/* Chain @p h .. @p t (@p segs mbufs) is done with here, but a transport
+ * may still read it by reference: freed by rs_reap. */
+static void rs_retire(struct http_ext_proc *a, struct rte_mbuf *h, struct rte_mbuf *t,
+		      uint32_t segs)
+{
+	if (!h)
+		return;
+	if (a->rs_old_tail)
+		a->rs_old_tail->next = h;
+	else
+		a->rs_old = h;
+	a->rs_old_tail = t;
+	a->rs_old_segs += segs;
+}
+
+/* The retired mbufs go back once neither the client's codec nor the
+ * stream's transport holds them (the transport's on_sent calls again). */
+static void rs_reap(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	if (!a->rs_old || st->hc->dn->queued)
+		return;
+	if (a->sr.running && http_subreq_send(&a->sr, NULL, 0, false) == -EAGAIN)
+		return;
+	http_rb_chain_free(st->hc->w, a->rs_old, a->rs_old_segs);
+	a->rs_old = a->rs_old_tail = NULL;
+	a->rs_old_segs = 0;
+}
+
+/* Chain @p h to the client, by reference (retired after). Empty pieces
+ * are not written: an HTTP/1 chunk of none would end the body. */
+static void rs_write(struct http_ext_proc *a, const struct rte_mbuf *h)
+{
+	struct http_stream *st = a->st;
+	struct http_peer *dn = st->hc->dn;
+	if (st->state & HTTP_S_LOCAL)
+		return;
+	for (const struct rte_mbuf *m = h; m; m = m->next) {
+		if (!m->data_len)
+			continue;
+		st->tx_body += m->data_len;
+		dn->codec->encode_body(dn, rte_pktmbuf_mtod(m, const char *), m->data_len);
+	}
+}
+
+/* The oldest piece leaves the queue, to the client as it came when
+ * @p write (else its answer's body went instead). */
+static void rs_pop(struct http_ext_proc *a, bool write)
+{
+	struct ep_chunk *c = rs_at(a, 0);
+	if (write)
+		rs_write(a, c->head);
+	rs_retire(a, c->head, c->tail, c->segs);
+	a->rs_bytes -= c->bytes;
+	a->rs_head = (uint8_t)((a->rs_head + 1) % HTTP_EXT_PROC_STREAM_CHUNKS);
+	a->rs_n--;
+	if (a->rs_sent) {
+		a->rs_sent--;
+	} else {
+		/* (it was being sent: processing is over) */
+		a->rs_tx_pre = false;
+		a->rs_tx_seg = NULL;
+	}
+}
+
+/* Processing is over while pieces wait (Envoy's clearAsyncState: the
+ * leftover chunks injected unprocessed): they go on as they came. */
+static void rs_over(struct http_ext_proc *a)
+{
+	while (a->rs_n)
+		rs_pop(a, true);
+}
+
+/* The queued pieces not sent yet to the transport, one write at a time
+ * (as ep_tx_pump): a refused one goes on from on_sent. @return 0, or
+ * -ENOTCONN. */
+static int rs_pump(struct http_ext_proc *a)
+{
+	while (a->rs_sent < a->rs_n) {
+		struct ep_chunk *c = rs_at(a, a->rs_sent);
+		const char *d;
+		size_t l;
+		if (!a->rs_tx_pre) {
+			d = (const char *)c->pre;
+			l = c->pre_len;
+		} else if (a->rs_tx_seg) {
+			d = rte_pktmbuf_mtod(a->rs_tx_seg, const char *);
+			l = a->rs_tx_seg->data_len;
+		} else {
+			a->rs_sent++;
+			a->rs_tx_pre = false;
+			continue;
+		}
+		int rc = http_subreq_send(&a->sr, d, l, false);
+		if (rc == -EAGAIN)
+			return 0;
+		if (rc < 0)
+			return rc;
+		if (!a->rs_tx_pre) {
+			a->rs_tx_pre = true;
+			a->rs_tx_seg = c->head;
+		} else {
+			a->rs_tx_seg = a->rs_tx_seg->next;
+		}
+	}
+	return 0;
+}
+
+/* Above the high watermark: the upstream is read no more. */
+static bool rs_high(const struct http_ext_proc *a)
+{
+	return a->rs_n >= HTTP_EXT_PROC_STREAM_CHUNKS || a->rs_bytes > HTTP_EXT_PROC_BODY_MAX;
+}
+
+/*
+ * A piece of the body (@p len bytes @p data; @p eos: the body's end, an
+ * empty piece) copied onto the queue and sent as a response_body (Envoy's
+ * enqueueStreamingChunk, then sendBodyChunk with its end_of_stream), the
+ * stream opened with it when it is not (response_header_mode SKIP). The
+ * message timer restarts, as Envoy's onStartProcessorCall. @return 0:
+ * queued; 1: failed, the body goes on unprocessed (failure_mode_allow),
+ * this piece with it; 2: the same, this piece not taken (the caller's to
+ * write); -1: failed, the client's stream reset (the head went: Envoy's
+ * sendLocalReply then resets).
+ */
+static int rs_send(struct http_ext_proc *a, const char *data, size_t len, bool eos)
+{
+	struct http_stream *st = a->st;
+	struct http_worker *w = st->hc->w;
+	const char *why = NULL;
+	bool queued = false;
+	struct ep_chunk *c = rs_at(a, a->rs_n);
+	if (a->rs_n >= HTTP_EXT_PROC_STREAM_CHUNKS) {
+		a->overflow = true;
+		why = "streamed body past Arion's bound";
+	} else {
+		*c = (struct ep_chunk){.eos = eos};
+		long hl = http_ext_proc_encode_body_head(true, len, eos, c->pre, sizeof(c->pre));
+		if (hl < 0) {
+			a->overflow = true;
+			why = "body past Arion's bound";
+		} else if (len && !http_rb_chain_append(w, &c->head, &c->tail, &c->segs, &c->bytes,
+							data, len)) {
+			/* the worker's kept bodies (kept_body_mbufs) or its mbufs */
+			http_rb_chain_free(w, c->head, c->segs);
+			a->overflow = true;
+			why = "no buffer";
+		} else {
+			c->pre_len = (uint8_t)hl;
+			queued = true;
+			a->rs_n++;
+			a->rs_bytes += c->bytes;
+		}
+	}
+	if (!why && !a->sr.running) {
+		/* (the queue's first piece: nothing was sent before it) */
+		int rc = ep_open_at(a, (const char *)c->pre, c->pre_len);
+		if (rc != 0)
+			why = ep_open_why(rc);
+		a->rs_tx_pre = true;
+		a->rs_tx_seg = c->head;
+	}
+	if (!why && rs_pump(a) < 0)
+		why = "stream gone";
+	if (why)
+		return ep_error(a, 14, why) ? -1 : queued ? 1 : 2;
+	EP_INC(a, stream_msgs_sent);
+	if (a->cfg->message_timeout_ms) {
+		http_timer_cancel(&a->timer);
+		http_timer_arm(w, &a->timer, a->cfg->message_timeout_ms);
+	}
+	return 0;
+}
+
+/* The response's body streams through the filter (st->enc: ep_rs_ops,
+ * http_filter.h's encode_body). Taken (true) unless the queue is above
+ * its high watermark: false, the HCM reads no more of the upstream until
+ * rs_enc_more says so. The END is held (false) until its own piece was
+ * answered. Once processing is over (the last answer, a failure let on,
+ * a spurious message) the body goes as it comes. */
+static bool rs_enc_body(struct http_stream *st, const char *data, size_t len, bool end)
+{
+	struct http_ext_proc *a = st->enc_state;
+	rs_reap(a);
+	if (a->state != EP_STREAM_RESP || (st->state & HTTP_S_LOCAL)) {
+		if (len && !(st->state & HTTP_S_LOCAL)) {
+			struct http_peer *dn = st->hc->dn;
+			st->tx_body += len;
+			dn->codec->encode_body(dn, data, len);
+		}
+		return true;
+	}
+	if (end) {
+		if (a->rs_eos_sent)
+			return false;
+		a->rs_eos_sent = true;
+		return rs_send(a, NULL, 0, true) != 0;
+	}
+	if (!len)
+		return true;
+	int rc = rs_send(a, data, len, false);
+	if (rc == 2)
+		return rs_enc_body(st, data, len, false); /* (processing over: as it came) */
+	return rc != 0 || !rs_high(a);
+}
+
+/* Go on once the answers brought the queue under its low watermark
+ * (Envoy's queueBelowLowLimit: half the limit), or the END once its
+ * piece was answered. */
+static bool rs_enc_more(struct http_stream *st)
+{
+	struct http_ext_proc *a = st->enc_state;
+	rs_reap(a);
+	if (a->state != EP_STREAM_RESP || (st->state & HTTP_S_LOCAL))
+		return true;
+	if (a->rs_eos_sent)
+		return false;
+	return a->rs_n <= HTTP_EXT_PROC_STREAM_CHUNKS / 2 &&
+	       a->rs_bytes < HTTP_EXT_PROC_BODY_MAX / 2;
+}
+
+/* Not in the filter table: st->enc of a response whose body ext_proc
+ * streams (rs_take) */
+static const struct http_filter_ops ep_rs_ops = {
+    .name = "ext_proc",
+    .encode_body = rs_enc_body,
+    .encode_more = rs_enc_more,
+};
+
+/* The filter takes the response's body to stream it, and lets the head
+ * go without its content-length (Envoy's shouldRemoveContentLength with
+ * STREAMED: each piece's answer may change its length; the client's
+ * codec frames the body: HTTP/1.1 chunked, HTTP/2 DATA). @return 0, or
+ * what the failure did as ep_resp_start's (1 on unprocessed, -1 a local
+ * reply). */
+static int rs_take(struct http_ext_proc *a)
+{
+	struct http_stream *st = a->st;
+	struct http_worker *w = st->hc->w;
+	if (!a->big) {
+		/* (the answers are reassembled in it) */
+		if (a->big_owed || !(a->big = http_big_get(w))) {
+			a->overflow = true;
+			return ep_error(a, 14, "no buffer") ? -1 : 1;
+		}
+		a->rd = (struct http_grpc_rd){.buf = (uint8_t *)a->big + HTTP_EXT_PROC_REQ,
+					      .cap = HTTP_EXT_PROC_ANS};
+	}
+	a->state = EP_STREAM_RESP;
+	a->rsp_taken = a->rs_on = true;
+	a->n_override = 0;
+	st->enc = &ep_rs_ops;
+	st->enc_state = a;
+	st->state |= HTTP_S_ENC_BODY;
+	st->resp.m.flags &= ~ARN_H1_F_CONTENT_LENGTH;
+	return 0;
+}
+
+/* The answer to the oldest piece sent (Envoy's handleStreamedBodyResponse):
+ * its body_mutation (body, clear_body: nothing) or else the piece as it
+ * came goes to the client; its header mutations are not applied (the
+ * head went; Envoy's streamed answer reads none). The answer to the END's
+ * piece ends processing. @return true when it answered the client (the
+ * stream reset). */
+static bool rs_answer(struct http_ext_proc *a, const struct http_ext_proc_resp *r)
+{
+	struct http_stream *st = a->st;
+	struct http_worker *w = st->hc->w;
+	EP_INC(a, stream_msgs_received);
+	bool eos = rs_at(a, 0)->eos;
+	if (r->has_new_body || r->clear_body) {
+		struct rte_mbuf *h = NULL, *t = NULL;
+		uint32_t segs = 0, bytes = 0;
+		if (r->has_new_body && r->new_body_len &&
+		    !http_rb_chain_append(w, &h, &t, &segs, &bytes, (const char *)r->new_body,
+					  r->new_body_len)) {
+			http_rb_chain_free(w, h, segs);
+			EP_INC(a, overflow);
+			ep_fail_request(a, "response_buffer_overflow");
+			return true;
+		}
+		rs_write(a, h);
+		rs_retire(a, h, t, segs);
+		rs_pop(a, false);
+	} else {
+		rs_pop(a, true);
+	}
+	a->rs_kick = true;
+	if (eos) {
+		ep_complete(a);
+		ep_close(a);
+	} else {
+		/* Envoy's timer starts again with the next piece sent; the
+		 * pieces already out are timed from their answer's, so that
+		 * a processor holding them cannot hold the stream forever */
+		http_timer_cancel(&a->timer);
+		if (a->rs_n && a->cfg->message_timeout_ms)
+			http_timer_arm(w, &a->timer, a->cfg->message_timeout_ms);
+	}
+	return false;
+}
+
 /*
  * A ProcessingMode @p m (its six enums, as sent) overriding the stream's
  * (Envoy's effectiveModeOverride: a header or trailer mode DEFAULT leaves
  * the current one, the body modes are always taken). What Arion builds is
- * taken: the response's headers SEND or SKIP, the bodies NONE or
- * BUFFERED, trailers DEFAULT or SKIP; an override that
- * asks for anything else (a streamed body, trailers sent) is ignored
- * whole (Envoy would act on it), as an override allowed_override_modes
- * refuses is. The request's headers' mode is over by then.
+ * taken: the response's headers SEND or SKIP, the request's body NONE or
+ * BUFFERED, the response's NONE, BUFFERED or STREAMED (Envoy AI
+ * Gateway's answer to an SSE completion's head), trailers DEFAULT or
+ * SKIP; an override that asks for anything else (the request's body
+ * STREAMED, a FULL_DUPLEX_STREAMED or BUFFERED_PARTIAL body, trailers
+ * sent) is ignored whole (Envoy would act on it), as an override
+ * allowed_override_modes refuses is. The request's headers' mode is over
+ * by then.
  */
 static void ep_mode_override(struct http_ext_proc *a, const uint32_t *m)
 {
-	if ((m[2] != 0 && m[2] != 2) || (m[3] != 0 && m[3] != 2) || m[4] == 1 || m[5] == 1 ||
-	    m[1] > 2 || m[4] > 2 || m[5] > 2) {
+	if ((m[2] != 0 && m[2] != 2) || m[3] > 2 || m[4] == 1 || m[5] == 1 || m[1] > 2 ||
+	    m[4] > 2 || m[5] > 2) {
 		ARN_DEBUG(HTTP, "ext_proc: mode_override asks for a mode Arion does not build: "
 				"ignored");
 		return;
@@ -1115,6 +1475,7 @@ static void ep_mode_override(struct http_ext_proc *a, const uint32_t *m)
 		a->resp_send = false;
 	a->body_buf = m[2] == 2;
 	a->rsp_body_buf = m[3] == 2;
+	a->rsp_stream = m[3] == 1;
 }
 
 /* One whole ProcessingResponse (@p msg, @p len bytes) while the request's
@@ -1157,6 +1518,12 @@ static bool ep_message(struct http_ext_proc *a, const uint8_t *msg, size_t len, 
 	if (f->allow_mode_override && r.has_mode_override &&
 	    (a->state == EP_WAIT_REQ_HEADERS || a->state == EP_WAIT_RESP_HEADERS))
 		ep_mode_override(a, r.mode);
+	if (r.kind == HTTP_EXT_PROC_RESPONSE_BODY && a->state == EP_STREAM_RESP && a->rs_sent) {
+		/* a streamed piece's answer: the next ones may follow in
+		 * the same read (false: go on reading them) */
+		*answered = rs_answer(a, &r);
+		return *answered || a->state == EP_DONE;
+	}
 	if (r.kind == HTTP_EXT_PROC_REQUEST_HEADERS && a->state == EP_WAIT_REQ_HEADERS) {
 		*answered = ep_headers_answer(a, &r);
 		return true;
@@ -1178,9 +1545,12 @@ static bool ep_message(struct http_ext_proc *a, const uint8_t *msg, size_t len, 
 		*answered = true;
 		return true;
 	}
-	/* out of turn, or an immediate response disabled: spurious, the
-	 * stream ignored from now on and the request let on */
+	/* out of turn (for a streamed piece: none sent unanswered), or an
+	 * immediate response disabled: spurious, the stream ignored from
+	 * now on and the request let on (Envoy's clearAsyncState: the
+	 * streamed pieces waiting go on unprocessed) */
 	EP_INC(a, spurious_msgs_received);
+	rs_over(a);
 	ep_complete(a);
 	ep_close(a);
 	return true;
@@ -1227,6 +1597,15 @@ static void ep_after(struct http_ext_proc *a, bool answered)
 {
 	struct http_stream *st = a->st;
 	struct http_conn *hc = st->hc;
+	if (a->rs_on) {
+		/* STREAMED: pieces went to the client; the upstream read
+		 * again if the queue held it (http_filter.h's encode_more) */
+		a->rs_kick = false;
+		if (!answered && (st->state & (HTTP_S_LOCAL | HTTP_S_ENC_MORE)) == HTTP_S_ENC_MORE)
+			hc->ops->resp_step(st);
+		http_conn_run(hc);
+		return;
+	}
 	if (!answered && (a->reading || a->state == EP_WAIT_REQ_BODY)) {
 		/* the request's body is read, or sent: it waits on */
 		http_conn_run(hc);
@@ -1286,6 +1665,8 @@ static void epg_body(struct http_subreq *sr, const char *data, size_t len)
 			return;
 		}
 	}
+	if (a->rs_kick)
+		ep_after(a, false);
 }
 
 static void epg_trailers(struct http_subreq *sr, const struct arn_h1_msg *m)
@@ -1315,6 +1696,7 @@ static void epg_end(struct http_subreq *sr)
 	if (code == 0) {
 		/* onGrpcClose: the request goes on, unprocessed */
 		EP_INC(a, streams_closed);
+		rs_over(a);
 		ep_complete(a);
 		ep_after(a, false);
 		return;
@@ -1347,6 +1729,14 @@ static void epg_sent(struct http_subreq *sr)
 	/* the transport took everything: the old message too */
 	http_big_put(a->st->hc->w, a->big_old);
 	a->big_old = NULL;
+	if (a->rs_on) {
+		if (a->state == EP_STREAM_RESP && rs_pump(a) < 0) {
+			ep_after(a, ep_error(a, 14, "stream gone"));
+			return;
+		}
+		rs_reap(a);
+		return;
+	}
 	if ((a->state == EP_WAIT_REQ_BODY || a->state == EP_WAIT_RESP_BODY) &&
 	    (!a->tx_head_done || a->tx_seg)) {
 		if (ep_tx_pump(a) < 0)
@@ -1387,6 +1777,7 @@ static void ep_timeout(struct http_timer *t)
 	ep_close(a);
 	if (a->cfg->failure_mode_allow) {
 		EP_INC(a, failure_mode_allowed);
+		rs_over(a); /* clearAsyncState's */
 		ep_after(a, false);
 		return;
 	}
@@ -1475,7 +1866,7 @@ static bool ep_fail_now(struct http_ext_proc *a, const char *why)
 /* The stream opens to a->svc with the message at the start of a->big
  * (@p ml bytes) as its first body: @return 0, or
  * http_subreq_start's error. */
-static int ep_open(struct http_ext_proc *a, size_t ml)
+static int ep_open_at(struct http_ext_proc *a, const char *msg, size_t ml)
 {
 	struct http_stream *st = a->st;
 	struct http_conn *hc = st->hc;
@@ -1497,12 +1888,17 @@ static int ep_open(struct http_ext_proc *a, size_t ml)
 	a->sr.host_len = svc->authority ? svc->authority_len : svc->cluster.len;
 	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
 	int rc = http_subreq_start(&a->sr, hc, g, &svc->cluster, EP_PATH, sizeof(EP_PATH) - 1, a->h,
-				   n, a->big, ml, 0, &epg_ops, a);
+				   n, msg, ml, 0, &epg_ops, a);
 	if (rc == 0)
 		EP_INC(a, streams_started);
 	else if (rc == -EBUSY)
 		a->overflow = true;
 	return rc;
+}
+
+static int ep_open(struct http_ext_proc *a, size_t ml)
+{
+	return ep_open_at(a, a->big, ml);
 }
 
 static const char *ep_open_why(int rc)
@@ -1545,7 +1941,8 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	bool resp_send = mode->response_headers == ARN_CFG_EXT_PROC_SEND;
 	bool body_buf = mode->request_body_buffered;
 	bool rsp_body_buf = mode->response_body_buffered;
-	if (!req_send && !resp_send && !body_buf && !rsp_body_buf)
+	bool rsp_stream = mode->response_body_streamed;
+	if (!req_send && !resp_send && !body_buf && !rsp_body_buf && !rsp_stream)
 		return false; /* nothing to send: no stream (Envoy opens it on its first message) */
 	struct http_ext_proc *a = ep_get(w);
 	if (!a) {
@@ -1568,6 +1965,7 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	a->resp_send = resp_send;
 	a->body_buf = body_buf;
 	a->rsp_body_buf = rsp_body_buf;
+	a->rsp_stream = rsp_stream;
 	a->prev = st->ext_proc; /* an earlier ext_proc filter's, if any */
 	st->ext_proc = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
 	if (!req_send) {
@@ -1587,7 +1985,7 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 			http_rb_send_first(st);
 			return false;
 		}
-		a->state = resp_send || rsp_body_buf ? EP_IDLE : EP_DONE;
+		a->state = resp_send || rsp_body_buf || rsp_stream ? EP_IDLE : EP_DONE;
 		return false;
 	}
 	a->big = http_big_get(w);
@@ -1727,6 +2125,25 @@ int http_ext_proc_resp_hold(struct http_stream *st)
 				return -ECANCELED; /* a local reply went instead */
 			continue;
 		}
+		if (a->rsp_stream && !a->rsp_taken &&
+		    (a->state == EP_IDLE || a->state == EP_STREAM_RESP)) {
+			/* response_body_mode STREAMED: the head goes now, the
+			 * body's pieces through the filter */
+			if (!ep_resp_has_body(st)) {
+				ep_complete(a);
+				ep_close(a);
+				continue;
+			}
+			if (st->state & HTTP_S_ENC_BODY) {
+				/* as BUFFERED's below */
+				if (ep_error(a, 12, "the response's body taken by another filter"))
+					return -ECANCELED;
+				continue;
+			}
+			if (rs_take(a) < 0)
+				return -ECANCELED;
+			continue;
+		}
 		if (a->rsp_taken || (a->state != EP_IDLE && a->state != EP_READ_RESP_BODY))
 			continue;
 		/* response_body_mode BUFFERED, the headers sent or not */
@@ -1766,6 +2183,13 @@ int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsi
 		if (!a)
 			break;
 		id = a->prev;
+		if (a->rs_on) {
+			/* STREAMED: the body's length is not known ahead */
+			if (n >= cap)
+				return -ENOSPC;
+			e[n++] = (struct arn_h1_edit){
+			    .name = "content-length", .name_len = 14, .op = ARN_H1_EDIT_REMOVE};
+		}
 		if (!a->resp_edits)
 			continue;
 		if (a->n_up > cap - n)
@@ -1928,7 +2352,7 @@ void http_ext_proc_stream_end(struct http_stream *st)
 		 * EP_DONE (an immediate_response, a failure, a timeout:
 		 * Envoy's processing_complete_) is not. */
 		if ((st->state & HTTP_S_LOCAL) && a->state == EP_IDLE &&
-		    (a->resp_send || a->rsp_body_buf))
+		    (a->resp_send || a->rsp_body_buf || a->rsp_stream))
 			EP_INC(a, local_replies_unprocessed);
 		http_subreq_cancel(&a->sr); /* (nothing when it is over) */
 		ep_put(w, a);

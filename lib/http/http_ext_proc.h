@@ -12,8 +12,10 @@
  * mutation that is invalid, no answer within message_timeout) answers 500
  * (504 for the timeout) unless failure_mode_allow. Built: the request's
  * headers SEND or SKIP; the response's headers SEND (the upstream's head
- * held for the answer: http_ext_proc_resp_edits) or SKIP; no bodies, no
- * trailers (the configuration refuses the rest by name). docs/http.md.
+ * held for the answer: http_ext_proc_resp_edits) or SKIP; the request's
+ * body BUFFERED; the response's BUFFERED or STREAMED (each piece sent as
+ * it comes and held until its answer); no trailers (the configuration
+ * refuses the rest by name). docs/http.md.
  *
  * Ownership: a stream's context (struct http_ext_proc) comes from its
  * worker's pool (HTTP_EXT_PROC_N) and stays with the client's stream
@@ -55,6 +57,14 @@ struct http_worker;
  * limit), in the stream's kept body (the worker's kept_body_mbufs); more:
  * 413, as Envoy's. */
 #define HTTP_EXT_PROC_BODY_MAX (1024u * 1024)
+/* response_body_mode STREAMED (Envoy's ProcessorState chunk queue): the
+ * pieces of the response's body sent to the processor and not answered
+ * yet, each kept (whole mbufs, in the worker's kept bodies) until its
+ * answer. At HTTP_EXT_PROC_STREAM_CHUNKS pieces or past
+ * HTTP_EXT_PROC_BODY_MAX bytes (Envoy's buffer limit, its high
+ * watermark) the upstream is read no more, until the answers brought
+ * them under half of both (its low watermark). */
+#define HTTP_EXT_PROC_STREAM_CHUNKS 16
 /* override_message_timeout messages taken per exchange (each restarts the
  * wait, as Envoy's, up to max_message_timeout): past it they are ignored
  * (override_message_timeout_ignored), so a processor holds a request at

@@ -149,6 +149,13 @@ static void test_ext_proc_model(void **state)
 			      "")));
 	assert_true(((const struct arn_cfg_ext_proc *)hcm0()->http_filter_cfgs[0])
 			->mode.response_body_buffered);
+	/* response_body_mode STREAMED, Envoy AI Gateway's SSE completions
+	 * (fails before: refused, "not built") */
+	tc_ok(L, LISTENER(HCM(EP(SVC ",\"processing_mode\":{\"response_body_mode\":\"STREAMED\"}"),
+			      "")));
+	f = hcm0()->http_filter_cfgs[0];
+	assert_true(f->mode.response_body_streamed);
+	assert_false(f->mode.response_body_buffered);
 	/* allow_mode_override (fails before: refused, "not supported by
 	 * Arion yet") */
 	tc_ok(L, LISTENER(HCM(EP(SVC "," SKIP_RESP ",\"allow_mode_override\":true"), "")));
@@ -178,8 +185,11 @@ static void test_ext_proc_refusals(void **state)
 		 "\"response_body_mode\":\"BUFFERED_PARTIAL\"}",
 	     "processing_mode.response_body_mode: BUFFERED_PARTIAL: not built by Arion"},
 	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SKIP\","
-		 "\"response_body_mode\":\"STREAMED\"}",
-	     "processing_mode.response_body_mode: STREAMED: not built by Arion"},
+		 "\"response_body_mode\":\"FULL_DUPLEX_STREAMED\"}",
+	     "processing_mode.response_body_mode: FULL_DUPLEX_STREAMED: not built by Arion"},
+	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SKIP\","
+		 "\"request_body_mode\":\"FULL_DUPLEX_STREAMED\"}",
+	     "processing_mode.request_body_mode: FULL_DUPLEX_STREAMED: not built by Arion"},
 	    {SVC ",\"processing_mode\":{\"response_header_mode\":\"SKIP\","
 		 "\"request_trailer_mode\":\"SEND\"}",
 	     "processing_mode.request_trailer_mode: SEND: not built by Arion"},

@@ -2464,6 +2464,319 @@ static void test_ext_proc_fuzz_seed(void **state)
 	assert_int_equal(dyn_stat(ARN_EXT_PROC_message_timeouts) - to0, 1);
 }
 
+/* ---- response_body_mode STREAMED --------------------------------------------------------- */
+
+/* ep_begin with response_header_mode SEND, response_body_mode STREAMED
+ * and @p extra (more ExternalProcessor fields). */
+static void ep_begin_stream(const char *path, const char *extra)
+{
+	char json[8192], out[8192];
+	unlink(path);
+	snprintf(json, sizeof(json), EP_LISTENER, path, extra);
+	char *at = strstr(json, "\"response_header_mode\":\"SKIP\"");
+	assert_non_null(at);
+	memcpy(at + 24, "SEND", 4);
+	size_t head = (size_t)(at - json) + 29;
+	snprintf(out, sizeof(out), "%.*s%s%s", (int)head, json,
+		 ",\"response_body_mode\":\"STREAMED\"", json + head);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+	hh_apply(ARN_TYPE_URL_LISTENER, out);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+}
+
+/* A response_body answer with no mutation (the piece goes as it came). */
+static size_t rs_plain(uint8_t *msg)
+{
+	size_t k = 0;
+	static const uint8_t br[2] = {0x0a, 0x00}; /* BodyResponse {response {}} */
+	pb_ld(msg, &k, 4, br, sizeof(br));
+	return k;
+}
+
+/* response_body answer with body_mutation body @p body (NULL: clear_body). */
+static size_t rs_body(uint8_t *msg, const char *body)
+{
+	size_t k = body_answer(msg, NULL, 0, body);
+	msg[0] = 4 << 3 | 2; /* ProcessingResponse.response_body */
+	return k;
+}
+
+/* The processor's @p nth message is a response_body carrying @p piece
+ * (its HttpBody.body) with end_of_stream @p eos. */
+static void rs_expect(struct peer *a, uint32_t sid, unsigned nth, const char *piece, bool eos)
+{
+	uint8_t m[2048], want[64];
+	size_t mn, wn = 0;
+	if (!ep_nth(a, sid, nth, m, sizeof(m), &mn))
+		fail_msg("message %u not sent", nth);
+	assert_int_equal(m[0], 0x42);	    /* metadata_context first, as Envoy's */
+	assert_int_equal(m[2], 5 << 3 | 2); /* response_body */
+	if (*piece)
+		pb_ld(want, &wn, 1, piece, strlen(piece));
+	if (wn)
+		assert_non_null(memmem(m, mn, want, wn));
+	static const uint8_t e1[2] = {0x10, 0x01};
+	assert_true((memmem(m + 4, mn - 4, e1, 2) != NULL) == eos);
+}
+
+/*
+ * response_body_mode STREAMED, as Envoy's ext_proc (encodeData with
+ * STREAMED; handleStreamedBodyResponse): after the response_headers
+ * answer the head goes to the client without its content-length
+ * (shouldRemoveContentLength), chunked; each piece of the body is sent
+ * as a response_body as it comes (end_of_stream false) and held until
+ * its answer, the answers in order: a body_mutation body replaces the
+ * piece, clear_body drops it, none lets it on as it came; the body's
+ * end goes as an empty piece with end_of_stream and the client's body
+ * ends only after its answer (whose body is written before the end).
+ * A content-length response the same (its length removed). A message
+ * for a piece not sent, and one of another kind while a piece waits, are
+ * spurious (counted): the stream is closed and the waiting piece and
+ * the rest go on unprocessed (Envoy's clearAsyncState). Fails before:
+ * the listener is refused (response_body_mode STREAMED "not built").
+ */
+static void test_ext_proc_response_streamed(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t m[2048], msg[1024];
+	size_t mn, k;
+	uint32_t sid;
+	struct peer *a = NULL;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep20.%d.log", (int)getpid());
+	ep_begin_stream(path, "");
+	uint64_t sent0 = ep_stat(ARN_EXT_PROC_stream_msgs_sent),
+		 recv0 = ep_stat(ARN_EXT_PROC_stream_msgs_received),
+		 sp0 = ep_stat(ARN_EXT_PROC_spurious_msgs_received);
+	/* 1. SSE: every piece answered its own way */
+	uint32_t mark = hh_client(0)->log_len;
+	struct peer *u = held_setup("GET /sse HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, true);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n6\r\ndata:1\r\n");
+	hh_advance(10);
+	assert_true(ep_nth(a, sid, 1, m, sizeof(m), &mn));
+	assert_int_equal(m[0], 3 << 3 | 2);		    /* response_headers */
+	assert_false(ep_nth(a, sid, 2, m, sizeof(m), &mn)); /* the body waits for the head */
+	k = headers_answer(msg, 2, NULL, 0);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	rs_expect(a, sid, 2, "data:1", false);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "HTTP/1.1 200 OK\r\n") || !strcasestr(r, "transfer-encoding: chunked") ||
+	    strstr(r, "data:1"))
+		fail_msg("the client got: %s", r);
+	k = rs_body(msg, "DATA:1");
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "\r\n6\r\nDATA:1\r\n"))
+		fail_msg("the client got: %s", r);
+	send_str(u, "6\r\ndata:2\r\n");
+	hh_advance(10);
+	rs_expect(a, sid, 3, "data:2", false);
+	k = rs_body(msg, NULL); /* clear_body */
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	send_str(u, "6\r\ndata:3\r\n0\r\n\r\n");
+	hh_advance(10);
+	rs_expect(a, sid, 4, "data:3", false);
+	rs_expect(a, sid, 5, "", true); /* the end: an empty piece */
+	k = rs_plain(msg);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "data:3") || strstr(r, "data:2") || strstr(r, "0\r\n\r\n"))
+		fail_msg("the client got (not ended yet): %s", r);
+	k = rs_body(msg, "[DONE]");
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "DATA:1\r\n6\r\ndata:3\r\n6\r\n[DONE]\r\n0\r\n\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_true(h2_read(a, sid, m, sizeof(m), &mn).end_stream); /* processing over */
+	/* 2. a content-length response: streamed, its length removed */
+	mark = hh_client(0)->log_len;
+	u = held_setup("GET /cl HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, false);
+	send_str(u, OK5);
+	hh_advance(10);
+	k = headers_answer(msg, 2, NULL, 0);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	rs_expect(a, sid, 2, "hello", false);
+	rs_expect(a, sid, 3, "", true);
+	k = rs_body(msg, "HELLO, WORLD");
+	ep_more(a, sid, msg, k);
+	k = rs_plain(msg);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (strcasestr(r, "content-length") || !strcasestr(r, "transfer-encoding: chunked") ||
+	    !strcasestr(r, "c\r\nHELLO, WORLD\r\n0\r\n\r\n") || strstr(r, "hello"))
+		fail_msg("the client got: %s", r);
+	/* 3. an answer for a piece not sent (the head's answered, no body
+	 * yet): spurious; the body then goes as it comes */
+	mark = hh_client(0)->log_len;
+	u = held_setup("GET /sp HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, false);
+	send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+	hh_advance(10);
+	k = headers_answer(msg, 2, NULL, 0);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	k = rs_body(msg, "INJECTED");
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	assert_true(h2_read(a, sid, m, sizeof(m), &mn).end_stream);
+	send_str(u, "5\r\nhello\r\n0\r\n\r\n");
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "5\r\nhello\r\n0\r\n\r\n") || strstr(r, "INJECTED"))
+		fail_msg("the client got: %s", r);
+	/* 4. out of turn while a piece waits (a response_headers answer):
+	 * spurious, the piece goes on as it came, so does the rest */
+	mark = hh_client(0)->log_len;
+	u = held_setup("GET /oo HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, false);
+	send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n");
+	hh_advance(10);
+	k = headers_answer(msg, 2, NULL, 0);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	rs_expect(a, sid, 2, "abc", false);
+	k = headers_answer(msg, 2, NULL, 0);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	send_str(u, "3\r\ndef\r\n0\r\n\r\n");
+	hh_advance(10);
+	client_since(mark, r, sizeof(r));
+	if (!strstr(r, "3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n"))
+		fail_msg("the client got: %s", r);
+	assert_false(ep_nth(a, sid, 3, m, sizeof(m), &mn));
+	assert_int_equal(ep_stat(ARN_EXT_PROC_spurious_msgs_received) - sp0, 2);
+	/* requests 4 x (headers, response headers) + pieces 4 + 2 + 1 */
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_sent) - sent0, 15);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_stream_msgs_received) - recv0, 14);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	assert_int_equal(worker()->rb_segs, 0);
+	hh_end();
+	unlink(path);
+}
+
+/*
+ * STREAMED's flow control, attacked by a processor that answers nothing:
+ * at HTTP_EXT_PROC_STREAM_CHUNKS pieces in flight (Envoy's high
+ * watermark, requestWatermark) the upstream is read no more, however
+ * much it sent; answers that bring the queue to half (its low watermark,
+ * queueBelowLowLimit) have it read again. With no answer within
+ * message_timeout the stream cannot take a 504 any more (its head went):
+ * the client's connection is reset, as Envoy resets it, counted; every
+ * kept mbuf back.
+ */
+static void test_ext_proc_streamed_bound(void **state)
+{
+	(void)state;
+	char path[64], body[1024];
+	uint8_t m[2048], msg[1024];
+	size_t mn, k;
+	uint32_t sid;
+	struct peer *a = NULL;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep21.%d.log", (int)getpid());
+	ep_begin_stream(path, "");
+	uint64_t to0 = ep_stat(ARN_EXT_PROC_message_timeouts);
+	struct peer *u = held_setup("GET /flood HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, true);
+	send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+	hh_advance(10);
+	k = headers_answer(msg, 2, NULL, 0);
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	size_t bl = 0;
+	for (unsigned i = 0; i < 24; i++)
+		bl += (size_t)snprintf(body + bl, sizeof(body) - bl, "2\r\n%02u\r\n", i);
+	send_str(u, body);
+	hh_advance(10);
+	/* 1 headers, 1 response headers, then 16 pieces and no more */
+	assert_true(ep_nth(a, sid, 1 + HTTP_EXT_PROC_STREAM_CHUNKS, m, sizeof(m), &mn));
+	assert_false(ep_nth(a, sid, 2 + HTTP_EXT_PROC_STREAM_CHUNKS, m, sizeof(m), &mn));
+	hh_advance(10);
+	assert_false(ep_nth(a, sid, 2 + HTTP_EXT_PROC_STREAM_CHUNKS, m, sizeof(m), &mn));
+	/* 7 answers: 9 in flight, above half: still held */
+	k = rs_plain(msg);
+	for (unsigned i = 0; i < 7; i++)
+		ep_more(a, sid, msg, k);
+	hh_advance(10);
+	assert_false(ep_nth(a, sid, 2 + HTTP_EXT_PROC_STREAM_CHUNKS, m, sizeof(m), &mn));
+	/* the 8th: 8 in flight, read again: the 8 pieces left */
+	ep_more(a, sid, msg, k);
+	hh_advance(10);
+	rs_expect(a, sid, 2 + HTTP_EXT_PROC_STREAM_CHUNKS, "16", false);
+	rs_expect(a, sid, 9 + HTTP_EXT_PROC_STREAM_CHUNKS, "23", false);
+	/* and then nothing: the message timeout resets the client */
+	assert_false(hh_client(0)->dead);
+	hh_advance(250);
+	assert_true(hh_client(0)->dead);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_message_timeouts) - to0, 1);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	assert_int_equal(worker()->rb_segs, 0);
+	hh_end();
+	unlink(path);
+}
+
+/*
+ * Envoy AI Gateway's processor: the filter configured with the bodies
+ * NONE and allow_mode_override, it answers an SSE completion's
+ * response_headers with mode_override {response_body_mode: STREAMED},
+ * and then rewrites each piece. FULL_DUPLEX_STREAMED asked so is ignored
+ * whole (Arion does not build it): the body goes on unprocessed. Fails
+ * before: the override was ignored, the body unprocessed.
+ */
+static void test_ext_proc_streamed_override(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t m[2048], msg[1024], pm[8];
+	size_t mn, k, pn;
+	uint32_t sid;
+	struct peer *a = NULL;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep22.%d.log", (int)getpid());
+	ep_begin_resp(path, ",\"allow_mode_override\":true");
+	for (unsigned mode = 1; mode <= 4; mode += 3) {
+		uint32_t mark = hh_client(0)->log_len;
+		struct peer *u =
+		    held_setup("GET /ai HTTP/1.1\r\nHost: a\r\n\r\n", &a, &sid, mode == 1);
+		send_str(u, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+			    "Transfer-Encoding: chunked\r\n\r\n");
+		hh_advance(10);
+		k = headers_answer(msg, 2, NULL, 0);
+		pn = 0;
+		pb_var(pm, &pn, 4, mode);  /* response_body_mode */
+		pb_ld(msg, &k, 9, pm, pn); /* ProcessingResponse.mode_override */
+		ep_more(a, sid, msg, k);
+		hh_advance(10);
+		send_str(u, "7\r\ndata:hi\r\n0\r\n\r\n");
+		hh_advance(10);
+		if (mode == 1) {
+			rs_expect(a, sid, 2, "data:hi", false);
+			k = rs_body(msg, "data:HI");
+			ep_more(a, sid, msg, k);
+			rs_expect(a, sid, 3, "", true);
+			k = rs_plain(msg);
+			ep_more(a, sid, msg, k);
+			hh_advance(10);
+		} else {
+			assert_false(ep_nth(a, sid, 2, m, sizeof(m), &mn));
+		}
+		client_since(mark, r, sizeof(r));
+		if (!strstr(r,
+			    mode == 1 ? "7\r\ndata:HI\r\n0\r\n\r\n" : "7\r\ndata:hi\r\n0\r\n\r\n"))
+			fail_msg("mode %u: the client got: %s", mode, r);
+	}
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -2489,6 +2802,9 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_path_route_kept),
 	    cmocka_unit_test(test_ext_proc_answer_while_queued),
 	    cmocka_unit_test(test_ext_proc_local_reply_counted),
+	    cmocka_unit_test(test_ext_proc_response_streamed),
+	    cmocka_unit_test(test_ext_proc_streamed_bound),
+	    cmocka_unit_test(test_ext_proc_streamed_override),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
