@@ -21,7 +21,12 @@
 // x-body-len: its length set. The upstream's answer ends with the body
 // it got on /body paths. On a response's body (BUFFERED): " [resp]"
 // appended. Under /model: x-ai-eg-model: m2 set with clear_route_cache
-// (as Envoy AI Gateway's processor), under /model-keep without it.
+// (as Envoy AI Gateway's processor), under /model-keep without it. A
+// response head of content-type text/event-stream (the upstream's /sse:
+// three events, 100 ms apart) is answered as Envoy AI Gateway answers
+// an SSE completion's, mode_override {response_body_mode: STREAMED};
+// then each piece of its body comes back upper-cased, the end's (empty)
+// as it came.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -49,6 +54,7 @@ function hv(k, v) {
 
 function process_(call) {
   const md = call.metadata.get('x-tenant');
+  let streamed = false;
   call.on('data', (req) => {
     const hs = {};
     const hm = req.request_headers || req.response_headers;
@@ -80,12 +86,26 @@ function process_(call) {
       });
       return;
     }
+    if (req.response_body && streamed) {
+      const b = Buffer.from(req.response_body.body || '', 'base64').toString();
+      call.write({ response_body: { response: b.length ?
+        { body_mutation: { body: Buffer.from(b.toUpperCase()) } } : {} } });
+      return;
+    }
     if (req.response_body) {
       const b = Buffer.from(req.response_body.body || '', 'base64').toString();
       call.write({
         response_body: {
           response: { body_mutation: { body: Buffer.from(b.replace(/\n$/, '') + ' [resp]\n') } },
         },
+      });
+      return;
+    }
+    if (req.response_headers && (hs['content-type'] || '').startsWith('text/event-stream')) {
+      streamed = true;
+      call.write({
+        response_headers: { response: {} },
+        mode_override: { response_body_mode: 'STREAMED' },
       });
       return;
     }
@@ -158,6 +178,19 @@ function process_(call) {
 
 require('http')
   .createServer((q, r) => {
+    if (q.url.startsWith('/sse')) {
+      // an SSE completion: its events as they are made
+      r.writeHead(200, { 'content-type': 'text/event-stream' });
+      const ev = ['data: one\n\n', 'data: two\n\n', 'data: [DONE]\n\n'];
+      const next = () => {
+        r.write(ev.shift());
+        if (ev.length) setTimeout(next, 100);
+        else r.end();
+      };
+      q.resume();
+      q.on('end', next);
+      return;
+    }
     const a = q.rawHeaders.filter((_, i, l) => i % 2 === 1 && /^x-a$/i.test(l[i - 1]));
     let body = '';
     q.on('data', (d) => { body += d; });

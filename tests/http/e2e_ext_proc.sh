@@ -23,8 +23,11 @@
 # clear_route_cache with the processor's x-ai-eg-model routes the request
 # again (Envoy AI Gateway's way), its absence keeps the route; the
 # router's 503 on a route whose processor waits for the response goes
-# to no processor, counted in local_replies_unprocessed; the counters
-# say so.
+# to no processor, counted in local_replies_unprocessed; an SSE
+# completion whose response head the processor answers with
+# mode_override {response_body_mode: STREAMED} (Envoy AI Gateway's way)
+# reaches the client piece by piece, each rewritten, chunked without a
+# length (HTTP/1.1) or as HTTP/2 DATA; the counters say so.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
 topo_require ip ethtool curl node || exit 77
@@ -132,5 +135,16 @@ expect "the router's 503: not sent to the processor (request_headers alone)" \
 	"$(($(wc -l <"$log") - n0))" "^1$"
 expect "local_replies_unprocessed (the router's 503)" \
 	"$(stat http.ep.ext_proc.local_replies_unprocessed)" "^1$"
+n0=$(grep -c '"kind":"response_body"' "$log")
+body=$(cc -N -D "$h" "http://$us/sse/1")
+expect "streamed: every event rewritten, in order" "$(echo "$body" | tr '\n' '|')" \
+	"^DATA: ONE[|][|]DATA: TWO[|][|]DATA: \[DONE\][|]$"
+expect "streamed: chunked, no length" "$(hdr "$h" transfer-encoding)" "chunked"
+expect "streamed: the pieces went one by one, the end's last" \
+	"$(grep '"kind":"response_body"' "$log" | tail -n +$((n0 + 1)) | sed 's/.*"eos":\([a-z]*\),"body":"\([^"]*\)".*/\1 \2/' | tr '\n' '|')" \
+	'^false data: one\\n\\n[|]false data: two\\n\\n[|]false data: \[DONE\]\\n\\n[|]true [|]$'
+body=$(cc -N --http2-prior-knowledge "http://$us/sse/h2")
+expect "streamed, HTTP/2 client: rewritten" "$(echo "$body" | tr '\n' '|')" \
+	"^DATA: ONE[|][|]DATA: TWO[|][|]DATA: \[DONE\][|]$"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
