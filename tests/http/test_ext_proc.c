@@ -87,16 +87,30 @@ static const char *plog(const struct peer *p, uint32_t *len)
 	return p->cap ? (const char *)p->cap : p->log;
 }
 
-/* Capture everything @p p receives from now on, after what it has. */
-static uint8_t proc_cap[256 * 1024];
+/* Capture everything @p p receives from now on, after what it has: a
+ * buffer of its own for each of the first PROC_CAPS peers captured in a
+ * test (one shared buffer had two processors' frames interleaved, which
+ * read as a stream that never came: test_ext_proc_alternating_clusters). */
+#define PROC_CAPS 4
+static uint8_t proc_cap[PROC_CAPS][128 * 1024];
 static void capture(struct peer *p)
 {
 	if (p->cap)
 		return;
-	memcpy(proc_cap, p->log, p->log_len);
-	p->cap = proc_cap;
+	unsigned k = 0;
+	while (k < PROC_CAPS) {
+		bool used = false;
+		for (unsigned q = 0; q < N_PEERS && !used; q++)
+			used = peers[q].cap == proc_cap[k];
+		if (!used)
+			break;
+		k++;
+	}
+	assert_true(k < PROC_CAPS);
+	memcpy(proc_cap[k], p->log, p->log_len);
+	p->cap = proc_cap[k];
 	p->cap_len = p->log_len;
-	p->cap_max = sizeof(proc_cap);
+	p->cap_max = sizeof(proc_cap[k]);
 }
 
 static unsigned count_str_peer(const struct peer *p, const char *s)
@@ -2777,6 +2791,105 @@ static void test_ext_proc_streamed_override(void **state)
 	unlink(path);
 }
 
+/* Cluster "dyn2" (HTTP/2) at the upstream peer 198.18.0.204. */
+/* clang-format off */
+#define EP_CLUSTER2                                                                                \
+	"{\"name\":\"dyn2\",\"type\":\"STATIC\",\"connect_timeout\":\"0.3s\","                    \
+	"\"http2_protocol_options\":{},"                                                           \
+	"\"load_assignment\":{\"cluster_name\":\"dyn2\",\"endpoints\":[{\"lb_endpoints\":["      \
+	HH_EP(204) "]}]}}"
+/* clang-format on */
+
+/* hh_apply's, for a resource named @p name (hh_apply names it "dyn"). */
+static void apply_named(const char *type, const char *name, const char *json)
+{
+	struct arn_config_result res;
+	struct arn_config_resource_in in = {name, "v", NULL, 0};
+	upb_Arena *ar = upb_Arena_New();
+	const upb_MessageDef *md = arn_proto_msgdef(strrchr(type, '/') + 1);
+	struct arn_sb err = ARN_SB_INIT;
+	upb_Message *msg = arn_proto_from_json(json, strlen(json), md, ar, &err);
+	assert_non_null(msg);
+	arn_sb_free(&err);
+	in.bytes = arn_proto_encode(msg, md, ar, &in.len);
+	assert_int_equal(arn_config_apply(store, type, &in, 1, NULL, 0, 0, &res), 0);
+	assert_true(res.accepted && !res.n_errors);
+	arn_config_result_free(&res);
+	upb_Arena_Free(ar);
+}
+
+/*
+ * One client connection whose requests alternate between two processors'
+ * clusters (the route /b overrides the filter's grpc_service with
+ * "dyn2", ExtProcPerRoute overrides.grpc_service, as Envoy's): every
+ * request opens its own stream on its processor's HTTP/2 connection,
+ * each answered; the tenth as the first (a previous helper saw the
+ * fifth fail with "could not start"). Every context back.
+ */
+static void test_ext_proc_alternating_clusters(void **state)
+{
+	(void)state;
+	char path[64], json[8192], out[8192], r[2048];
+	uint8_t m[2048], msg[256];
+	size_t mn, k;
+	uint32_t sid;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep23.%d.log", (int)getpid());
+	unlink(path);
+	snprintf(json, sizeof(json), EP_LISTENER, path, "");
+	const char *at = strstr(json, "{\"match\":{\"prefix\":\"/open\"}");
+	assert_non_null(at);
+	snprintf(out, sizeof(out),
+		 "%.*s{\"match\":{\"prefix\":\"/b\"},\"route\":{\"cluster\":\"web\"},"
+		 "\"typed_per_filter_config\":{\"ep\":{" AT_(
+		     "ext_proc.v3.ExtProcPerRoute") ",\"overrides\":{\"grpc_service\":{\"envoy_"
+						    "grpc\":{\"cluster_name\":\"dyn2\"}}}}}},%s",
+		 (int)(at - json), json, at);
+	hh_begin(1);
+	hh_apply(ARN_TYPE_URL_CLUSTER, EP_CLUSTER);
+	apply_named(ARN_TYPE_URL_CLUSTER, "dyn2", EP_CLUSTER2);
+	hh_apply(ARN_TYPE_URL_LISTENER, out);
+	hh_cfg_changed = true;
+	hh_settle();
+	hh_open(0, 82);
+	hh_settle();
+	uint64_t st0 = ep_stat(ARN_EXT_PROC_streams_started),
+		 f0 = ep_stat(ARN_EXT_PROC_streams_failed);
+	struct peer *proc[2] = {NULL, NULL};
+	for (unsigned i = 0; i < 10; i++) {
+		unsigned c = i % 2;
+		char req[64];
+		snprintf(req, sizeof(req), "GET /%s/%u HTTP/1.1\r\nHost: a\r\n\r\n", c ? "b" : "a",
+			 i);
+		uint32_t mark = hh_client(0)->log_len;
+		struct peer *a = ep_request(req, m, sizeof(m), &mn, &sid, proc[c]);
+		if (!a)
+			fail_msg("request %u: no processor got it", i);
+		bool first = !proc[c];
+		proc[c] = a;
+		assert_true(proc[0] != proc[1]);
+		k = headers_answer(msg, 1, NULL, 0);
+		uint32_t rx0[N_PEERS];
+		snapshot(rx0);
+		ep_answer(a, first, sid, msg, k);
+		rx0[proc[0] - peers] = proc[0]->rx;
+		if (proc[1])
+			rx0[proc[1] - peers] = proc[1]->rx;
+		struct peer *u = upstream_that_got(rx0);
+		if (!u)
+			fail_msg("request %u: not let on", i);
+		send_str(u, OK5);
+		hh_advance(10);
+		client_since(mark, r, sizeof(r));
+		if (!strstr(r, "HTTP/1.1 200 OK\r\n"))
+			fail_msg("request %u: the client got: %s", i, r);
+	}
+	assert_int_equal(ep_stat(ARN_EXT_PROC_streams_started) - st0, 10);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_streams_failed) - f0, 0);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	hh_end();
+	unlink(path);
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -2805,6 +2918,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_response_streamed),
 	    cmocka_unit_test(test_ext_proc_streamed_bound),
 	    cmocka_unit_test(test_ext_proc_streamed_override),
+	    cmocka_unit_test(test_ext_proc_alternating_clusters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
