@@ -2791,6 +2791,63 @@ static void test_ext_proc_streamed_override(void **state)
 	unlink(path);
 }
 
+/*
+ * STREAMED with failure_mode_allow, as Envoy's: no answer within
+ * message_timeout for a waiting piece (onMessageTimeout, then
+ * clearAsyncState) lets it on unprocessed and the rest of the body after
+ * it, counted; the processor closing its stream OK while a piece waits
+ * (onGrpcClose) the same. The client's body is whole either way.
+ */
+static void test_ext_proc_streamed_allowed(void **state)
+{
+	(void)state;
+	char path[64], r[4096];
+	uint8_t msg[256], b[256];
+	size_t k;
+	uint32_t sid;
+	struct peer *a = NULL;
+	snprintf(path, sizeof(path), "/tmp/arn_test_ep24.%d.log", (int)getpid());
+	ep_begin_stream(path, ",\"failure_mode_allow\":true");
+	uint64_t to0 = ep_stat(ARN_EXT_PROC_message_timeouts),
+		 fma0 = ep_stat(ARN_EXT_PROC_failure_mode_allowed),
+		 cl0 = ep_stat(ARN_EXT_PROC_streams_closed);
+	for (unsigned c = 0; c < 2; c++) {
+		uint32_t mark = hh_client(0)->log_len;
+		struct peer *u = held_setup(c ? "GET /closed HTTP/1.1\r\nHost: a\r\n\r\n"
+					      : "GET /late HTTP/1.1\r\nHost: a\r\n\r\n",
+					    &a, &sid, c == 0);
+		send_str(u, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n");
+		hh_advance(10);
+		k = headers_answer(msg, 2, NULL, 0);
+		ep_more(a, sid, msg, k);
+		hh_advance(10);
+		rs_expect(a, sid, 2, "abc", false);
+		client_since(mark, r, sizeof(r));
+		if (strstr(r, "abc"))
+			fail_msg("case %u: the piece before its answer: %s", c, r);
+		if (c == 0) {
+			hh_advance(250); /* message_timeout */
+		} else {
+			k = h2_grpc_trailers(b, sid, "0");
+			send_raw(a, b, k);
+			hh_advance(10);
+		}
+		send_str(u, "3\r\ndef\r\n0\r\n\r\n");
+		hh_advance(10);
+		client_since(mark, r, sizeof(r));
+		if (!strstr(r, "3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n"))
+			fail_msg("case %u: the client got: %s", c, r);
+		assert_false(hh_client(0)->dead);
+	}
+	assert_int_equal(ep_stat(ARN_EXT_PROC_message_timeouts) - to0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_failure_mode_allowed) - fma0, 1);
+	assert_int_equal(ep_stat(ARN_EXT_PROC_streams_closed) - cl0, 1);
+	assert_int_equal(http_ext_proc_in_use(worker()), 0);
+	assert_int_equal(worker()->rb_segs, 0);
+	hh_end();
+	unlink(path);
+}
+
 /* Cluster "dyn2" (HTTP/2) at the upstream peer 198.18.0.204. */
 /* clang-format off */
 #define EP_CLUSTER2                                                                                \
@@ -2918,6 +2975,7 @@ int main(void)
 	    cmocka_unit_test(test_ext_proc_response_streamed),
 	    cmocka_unit_test(test_ext_proc_streamed_bound),
 	    cmocka_unit_test(test_ext_proc_streamed_override),
+	    cmocka_unit_test(test_ext_proc_streamed_allowed),
 	    cmocka_unit_test(test_ext_proc_alternating_clusters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
