@@ -224,8 +224,10 @@ static void otel_config(struct conv *c, struct pb cfg, struct arn_cfg_access_log
 		conv_err(c, "custom_tags", "not supported by Arion's gRPC access loggers");
 }
 
-/* A list of header names to log (HTTP ALS's), lower case, at most
- * ARN_CFG_GLOG_ATTRS_MAX. */
+/* A list of header names to log (HTTP ALS's), lower case: at most
+ * ARN_CFG_GLOG_ATTRS_MAX names of at most ARN_CFG_GLOG_STR_MAX bytes
+ * (each is looked up in every logged request's headers and copied into
+ * its entry). */
 static void header_names(struct conv *c, struct pb p, const char *f, const char ***out, size_t *n)
 {
 	size_t k = pb_len(p, f);
@@ -233,12 +235,23 @@ static void header_names(struct conv *c, struct pb p, const char *f, const char 
 		conv_err(c, f, "%zu names: at most %u", k, ARN_CFG_GLOG_ATTRS_MAX);
 		return;
 	}
+	bool ok = true;
 	for (size_t i = 0; i < k; i++) {
 		upb_StringView v = pb_str_at(p, f, i);
-		if (!v.size || !conv_hdr_ok(c, f, v))
-			conv_err(c, f, "[%zu]: not a header name", i);
+		size_t m = conv_push(c, "%s[%zu]", f, i);
+		if (v.size > ARN_CFG_GLOG_STR_MAX) {
+			conv_err(c, NULL, "%zu bytes: a header name of at most %u", v.size,
+				 ARN_CFG_GLOG_STR_MAX);
+			ok = false;
+		} else if (!v.size || !conv_hdr_ok(c, NULL, v)) {
+			if (!v.size)
+				conv_err(c, NULL, "empty: not a header name");
+			ok = false;
+		}
+		conv_pop(c, m);
 	}
-	conv_str_list(c, p, f, out, n, true);
+	if (ok)
+		conv_str_list(c, p, f, out, n, true);
 }
 
 /* envoy.access_loggers.http_grpc / tcp_grpc (Envoy's ALS) */

@@ -166,6 +166,57 @@ static void test_hcm_access_log_format_refused(void **state)
 #undef ALF
 }
 
+/* HTTP ALS's additional_*_to_log names are looked up in every logged
+ * request and copied into its entry: at most 32 names (Arion's bound; Envoy
+ * sets none) of at most 256 bytes, none empty, each refused naming the
+ * list and the entry; the names kept lower case (Envoy's LowerCaseString). */
+static void test_als_header_names_bounded(void **state)
+{
+	(void)state;
+#define ALS(x)                                                                                     \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":81}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"access_log\":[{\"name\":\"g\","   \
+	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.access_loggers."       \
+	"grpc.v3.HttpGrpcAccessLogConfig\",\"common_config\":{\"log_name\":\"n\","                 \
+	"\"transport_api_version\":\"V3\",\"grpc_service\":{\"envoy_grpc\":{\"cluster_name\":"     \
+	"\"c\"}}}," x "}}],\"route_config\":{},\"http_filters\":[" TJ_ROUTER "]}}]}]}"
+	static char json[32768], names[16384], big[300];
+	size_t k = 0;
+	for (int i = 0; i < 33; i++)
+		k += (size_t)snprintf(names + k, sizeof(names) - k, "%s\"X-H%d\"", i ? "," : "", i);
+	snprintf(json, sizeof(json), ALS("\"additional_request_headers_to_log\":[%s]"), names);
+	tc_refused(L, json,
+		   "access_log[0].typed_config.additional_request_headers_to_log: 33 names: at "
+		   "most 32");
+	memset(big, 'a', 257);
+	big[257] = 0;
+	snprintf(json, sizeof(json), ALS("\"additional_response_headers_to_log\":[\"ok\",\"%s\"]"),
+		 big);
+	tc_refused(L, json,
+		   "access_log[0].typed_config.additional_response_headers_to_log[1]: 257 bytes: "
+		   "a header name of at most 256");
+	tc_refused(L, ALS("\"additional_response_trailers_to_log\":[\"\"]"),
+		   "access_log[0].typed_config.additional_response_trailers_to_log[0]: empty");
+	tc_refused(L, ALS("\"additional_response_trailers_to_log\":[\"a\\r\\nb\"]"),
+		   "additional_response_trailers_to_log[0]: contains CR, LF or NUL");
+	/* the bounds themselves are accepted */
+	names[k - strlen(",\"X-H32\"")] = 0;
+	big[256] = 0;
+	snprintf(json, sizeof(json),
+		 ALS("\"additional_request_headers_to_log\":[%s],"
+		     "\"additional_response_headers_to_log\":[\"%s\"]"),
+		 names, big);
+	tc_ok(L, json);
+	const struct arn_cfg_grpc_log *g = listener("l")->chains[0].hcm->access_logs[0].grpc;
+	assert_non_null(g);
+	assert_int_equal(g->n_req_hdrs, 32);
+	assert_string_equal(g->req_hdrs[31], "x-h31");
+	assert_int_equal(g->n_resp_hdrs, 1);
+	assert_int_equal(strlen(g->resp_hdrs[0]), 256);
+#undef ALS
+}
+
 /* local_reply_config: mappers (filter, status_code, body, headers_to_add,
  * body_format_override) and body_format converted; what Arion cannot do
  * refused naming the field, never accepted and skipped. */
@@ -1788,6 +1839,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_hcm_defaults),
     TC(test_hcm_server_name_refuses_cr_lf),
     TC(test_hcm_access_log_format_refused),
+    TC(test_als_header_names_bounded),
     TC(test_hcm_local_reply_config),
     TC(test_hcm_http2_options),
     TC(test_cluster_h2_keepalive),
