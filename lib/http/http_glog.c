@@ -575,12 +575,12 @@ struct glog_q {
 	const struct arn_cfg_grpc_log *cfg;
 	/* the export in flight's, pinned until it is over */
 	const struct arn_cfg_listener *out_lsn;
-	struct http_subreq_header h[ARN_CFG_GLOG_MD_MAX + 3];
-	char tmo[16];
+	struct http_subreq_header h[HTTP_GRPC_CALL_HDRS(ARN_CFG_GLOG_MD_MAX)];
+	struct http_grpc_head hd; /* the export's (h) */
 	uint32_t qn;
 	size_t qlen;
 	bool busy;
-	uint8_t kind;	 /* enum arn_cfg_log_kind: what it queues */
+	uint8_t kind;		   /* enum arn_cfg_log_kind: what it queues */
 	struct http_grpc_unary ex; /* the export's call */
 	uint8_t q[HTTP_GLOG_QUEUE_BYTES];
 	uint8_t out[OUT_MAX];
@@ -653,7 +653,6 @@ static void queue_release(struct glog_q *o)
  * wait): the queue's pin of their listener goes with the export. */
 static void flush(struct glog_q *o)
 {
-	struct http_worker *w = o->hc.w;
 	const struct arn_cfg_grpc_log *cfg = o->cfg;
 	if (o->busy || !o->qn || !cfg)
 		return;
@@ -673,31 +672,19 @@ static void flush(struct glog_q *o)
 		export_over(o, false);
 		return;
 	}
-	unsigned k = 0;
-	o->h[k++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
-	o->h[k++] = (struct http_subreq_header){"te", "trailers", 2, 8};
-	if (cfg->timeout_ms) {
-		int tl = snprintf(o->tmo, sizeof(o->tmo), "%um", cfg->timeout_ms);
-		o->h[k++] = (struct http_subreq_header){"grpc-timeout", o->tmo, 12, (size_t)tl};
-	}
-	for (size_t i = 0; i < cfg->n_md && k < ARN_CFG_GLOG_MD_MAX + 3; i++)
-		o->h[k++] = (struct http_subreq_header){cfg->md[i].name, cfg->md[i].value,
-							cfg->md[i].name_len, cfg->md[i].value_len};
-	memset(&o->sr, 0, sizeof(o->sr));
-	o->sr.host = cfg->authority ? cfg->authority : cfg->cluster.name;
-	o->sr.host_len = cfg->authority ? cfg->authority_len : cfg->cluster.len;
 	http_grpc_unary_init(&o->ex, ex_done);
+	struct http_grpc_target tg = {&cfg->cluster,   cfg->authority, cfg->authority_len,
+				      cfg->timeout_ms, cfg->md,	       cfg->n_md};
 	/* an export waits at most its timeout, else the flush interval: a
 	 * collector that never answers holds one export, not the worker */
 	uint32_t tmo = cfg->timeout_ms ? cfg->timeout_ms : cfg->flush_ms;
-	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
 	/* ALS: one StreamAccessLogsMessage, the identifier first, on a
 	 * stream of its own (a client-streaming call sent whole) */
 	bool otel = o->kind == ARN_CFG_LOG_OTEL;
-	int rc =
-	    http_subreq_start(&o->sr, &o->hc, g, &cfg->cluster, otel ? OTEL_LOGS_PATH : ALS_PATH,
-			      otel ? sizeof(OTEL_LOGS_PATH) - 1 : sizeof(ALS_PATH) - 1, o->h, k,
-			      (const char *)o->out, len, tmo, &http_grpc_unary_ops, &o->ex);
+	int rc = http_grpc_call_start(&o->sr, &o->hc, &tg, otel ? OTEL_LOGS_PATH : ALS_PATH,
+				      otel ? sizeof(OTEL_LOGS_PATH) - 1 : sizeof(ALS_PATH) - 1,
+				      &o->hd, (const char *)o->out, len, false, tmo,
+				      &http_grpc_unary_ops, &o->ex);
 	if (rc != 0) {
 		count(o, ARN_GLOG_logs_dropped, n);
 		export_over(o, false);
@@ -846,6 +833,7 @@ int http_glog_worker_init(struct http_worker *w)
 		gw->q[i].hc.w = w;
 		gw->q[i].timer.fn = flush_timer;
 		gw->q[i].kind = kinds[i];
+		gw->q[i].hd.h = gw->q[i].h;
 	}
 	w->glog = gw;
 	return 0;

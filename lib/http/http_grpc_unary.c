@@ -4,7 +4,12 @@
  */
 #include "http_grpc_unary.h"
 
+#include <stdio.h>
+#include <string.h>
+
+#include "arn_config.h"
 #include "arn_h1.h"
+#include "http_int.h"
 
 static void status_of(struct http_grpc_unary *u, const struct arn_h1_header *h, unsigned n)
 {
@@ -52,3 +57,29 @@ const struct http_subreq_ops http_grpc_unary_ops = {
     .on_trailers = u_trailers,
     .on_failed = u_failed,
 };
+
+int http_grpc_call_start(struct http_subreq *sr, struct http_conn *hc,
+			 const struct http_grpc_target *t, const char *path, size_t path_len,
+			 struct http_grpc_head *hd, const char *msg, size_t len, bool stream,
+			 uint32_t deadline_ms, const struct http_subreq_ops *ops, void *user)
+{
+	struct http_subreq_header *h = hd->h;
+	unsigned k = 0;
+	h[k++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
+	h[k++] = (struct http_subreq_header){"te", "trailers", 2, 8};
+	if (t->timeout_ms) {
+		int tl = snprintf(hd->tmo, sizeof(hd->tmo), "%um", t->timeout_ms);
+		h[k++] = (struct http_subreq_header){"grpc-timeout", hd->tmo, 12, (size_t)tl};
+	}
+	for (size_t i = 0; i < t->n_md && k < HTTP_SUBREQ_MAX_HDRS; i++)
+		h[k++] = (struct http_subreq_header){t->md[i].name, t->md[i].value,
+						     t->md[i].name_len, t->md[i].value_len};
+	memset(sr, 0, sizeof(*sr));
+	sr->stream = stream;
+	sr->host = t->authority ? t->authority : t->cluster->name;
+	sr->host_len = t->authority ? t->authority_len : t->cluster->len;
+	struct http_worker *w = hc->w;
+	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
+	return http_subreq_start(sr, hc, g, t->cluster, path, path_len, h, k, msg, len, deadline_ms,
+				 ops, user);
+}

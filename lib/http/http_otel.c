@@ -579,9 +579,9 @@ struct http_otel_worker {
 	const struct arn_cfg_tracing *t;
 	/* the export in flight's, pinned until it is over */
 	const struct arn_cfg_listener *out_lsn;
-	struct http_subreq_header h[ARN_CFG_TRACE_MD_MAX + 3];
-	char tmo[16];
-	uint64_t rng[2]; /* otel_rand's */
+	struct http_subreq_header h[HTTP_GRPC_CALL_HDRS(ARN_CFG_TRACE_MD_MAX)];
+	struct http_grpc_head hd; /* OTLP's export's (h) */
+	uint64_t rng[2];	  /* otel_rand's */
 	uint32_t qn;
 	size_t qlen, outlen;
 	bool busy;
@@ -762,27 +762,17 @@ static void otel_report(struct http_otel_worker *o, const struct arn_cfg_tracing
 		export_over(o, true);
 		return;
 	}
-	unsigned k = 0;
-	o->h[k++] = (struct http_subreq_header){"content-type", "application/grpc", 12, 16};
-	o->h[k++] = (struct http_subreq_header){"te", "trailers", 2, 8};
-	if (t->timeout_ms) {
-		int tl = snprintf(o->tmo, sizeof(o->tmo), "%um", t->timeout_ms);
-		o->h[k++] = (struct http_subreq_header){"grpc-timeout", o->tmo, 12, (size_t)tl};
-	}
-	for (size_t i = 0; i < t->n_md; i++)
-		o->h[k++] = (struct http_subreq_header){t->md[i].name, t->md[i].value,
-							t->md[i].name_len, t->md[i].value_len};
-	memset(&o->sr, 0, sizeof(o->sr));
-	o->sr.host = t->authority ? t->authority : t->cluster.name;
-	o->sr.host_len = t->authority ? t->authority_len : t->cluster.len;
 	http_grpc_unary_init(&o->ex, ex_done);
 	o->outlen = len;
+	struct http_grpc_target tg = {&t->cluster,   t->authority, t->authority_len,
+				      t->timeout_ms, t->md,	   t->n_md};
+	o->hd.h = o->h;
 	/* an export waits at most its timeout, else the flush interval: a
 	 * collector that never answers holds one export, not the queue */
 	uint32_t tmo = t->timeout_ms ? t->timeout_ms : HTTP_OTEL_FLUSH_MS;
-	const struct arn_cfg_gen *g = w->gen_slot ? arn_config_gen_at(w->gen_slot) : NULL;
-	int rc = http_subreq_start(&o->sr, &o->hc, g, &t->cluster, OTEL_PATH, sizeof(OTEL_PATH) - 1,
-				   o->h, k, (const char *)o->out, len, tmo, &http_grpc_unary_ops, &o->ex);
+	int rc = http_grpc_call_start(&o->sr, &o->hc, &tg, OTEL_PATH, sizeof(OTEL_PATH) - 1, &o->hd,
+				      (const char *)o->out, len, false, tmo, &http_grpc_unary_ops,
+				      &o->ex);
 	if (rc != 0) {
 		otel_count(w, ARN_OTEL_spans_dropped, n);
 		export_over(o, false);
