@@ -7,10 +7,13 @@
  * disable_builtin_labels, then resource_attributes; one ScopeLogs without
  * a scope) and source/extensions/access_loggers/common/
  * grpc_access_logger.h (a flush when the buffer reaches buffer_size_bytes
- * or at buffer_flush_interval; logs_written / logs_dropped). Differences:
- * Envoy keeps one logger per configuration and lets exports overlap;
- * Arion keeps one queue per worker, one export in flight, and drops what
- * does not fit while it waits.
+ * or at buffer_flush_interval; logs_written / logs_dropped; ALS's one
+ * StreamAccessLogs stream kept open, the identifier on its first message,
+ * reopened at the next flush once closed, canLogMore's drop while it
+ * cannot take a message). Differences: Envoy keeps one logger per
+ * configuration and lets OTLP exports overlap; Arion keeps one queue per
+ * worker and kind, one OTLP export in flight, one ALS message with the
+ * transport at a time, and drops what does not fit while they wait.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -502,17 +505,23 @@ static void ident_body(struct pbw *f, const struct arn_cfg_grpc_log *cfg)
 }
 
 size_t http_glog_als_message(uint8_t *out, size_t cap, const struct arn_cfg_grpc_log *cfg, bool tcp,
-			     const uint8_t *entries, size_t len)
+			     bool ident, const uint8_t *entries, size_t len)
 {
-	/* StreamAccessLogsMessage{1: identifier, 2: http_logs | 3: tcp_logs} */
+	/* StreamAccessLogsMessage{1: identifier, 2: http_logs | 3: tcp_logs}:
+	 * the identifier on a stream's first message only (Envoy's
+	 * GrpcAccessLoggerImpl::initMessage, called while the stream is not
+	 * started) */
 	struct pbw m = PBW_MEASURE;
-	ident_body(&m, cfg);
-	size_t msg = pbw_ld_size(m.n) + pbw_ld_size(len);
+	if (ident)
+		ident_body(&m, cfg);
+	size_t msg = (ident ? pbw_ld_size(m.n) : 0) + pbw_ld_size(len);
 	struct pbw f = {out, 0, cap, false};
 	if (!pbw_grpc_prefix(&f, msg))
 		return 0;
-	pbw_ld(&f, 1, m.n);
-	ident_body(&f, cfg);
+	if (ident) {
+		pbw_ld(&f, 1, m.n);
+		ident_body(&f, cfg);
+	}
 	pbw_ld(&f, tcp ? 3 : 2, len);
 	pbw_raw(&f, entries, len);
 	return f.err ? 0 : f.n;
@@ -573,15 +582,22 @@ struct glog_q {
 	/* the queued records' configuration, in the pinned listener lsn */
 	const struct arn_cfg_listener *lsn;
 	const struct arn_cfg_grpc_log *cfg;
-	/* the export in flight's, pinned until it is over */
+	/* the call's (OpenTelemetry: the export in flight; ALS: the open
+	 * stream, the configuration of its last message), pinned until it
+	 * is over */
 	const struct arn_cfg_listener *out_lsn;
+	const struct arn_cfg_grpc_log *out_cfg;
 	struct http_subreq_header h[HTTP_GRPC_CALL_HDRS(ARN_CFG_GLOG_MD_MAX)];
-	struct http_grpc_head hd; /* the export's (h) */
+	struct http_grpc_head hd; /* the call's (h) */
 	uint32_t qn;
 	size_t qlen;
+	/* OpenTelemetry: an export is in flight; ALS: the stream is open */
 	bool busy;
+	/* ALS: the transport still reads out by reference (on_sent frees
+	 * it): the next message waits in the queue */
+	bool owed;
 	uint8_t kind;		   /* enum arn_cfg_log_kind: what it queues */
-	struct http_grpc_unary ex; /* the export's call */
+	struct http_grpc_unary ex; /* the call */
 	uint8_t q[HTTP_GLOG_QUEUE_BYTES];
 	uint8_t out[OUT_MAX];
 };
@@ -627,15 +643,26 @@ static void export_over(struct glog_q *o, bool ok)
 	if (!ok)
 		count(o, ARN_GLOG_exports_failed, 1);
 	o->busy = false;
+	o->owed = false;
 	if (o->out_lsn)
 		arn_cfg_unpin(o->out_lsn);
 	o->out_lsn = NULL;
+	o->out_cfg = NULL;
 }
 
-/* The export is over (http_grpc_unary) */
+/* The export is over, or the ALS stream (the collector closed it, reset
+ * it, or it failed): Envoy's LocalStream::onRemoteClose, the next flush
+ * opens another, its first message with the identifier (http_grpc_unary) */
 static void ex_done(struct http_grpc_unary *u, bool ok)
 {
 	export_over(OWNER(u, struct glog_q, ex), ok);
+}
+
+/* ALS: the transport let go of the stream's last message: out is free
+ * and the queue's records go at the next flush */
+static void ex_sent(struct http_grpc_unary *u)
+{
+	OWNER(u, struct glog_q, ex)->owed = false;
 }
 
 /* The queue lets go of its records and their configuration. */
@@ -649,19 +676,92 @@ static void queue_release(struct glog_q *o)
 	o->qlen = 0;
 }
 
+/* The call's target: @p cfg's grpc_service */
+static struct http_grpc_target target(const struct arn_cfg_grpc_log *cfg)
+{
+	return (struct http_grpc_target){&cfg->cluster,	  cfg->authority, cfg->authority_len,
+					 cfg->timeout_ms, cfg->md,	  cfg->n_md};
+}
+
+static bool same_exporter(const struct arn_cfg_grpc_log *a, const struct arn_cfg_grpc_log *b);
+
+/* ALS (Envoy's GrpcAccessLoggerImpl::flush over GrpcAccessLogClient::log):
+ * the queued entries as one StreamAccessLogsMessage on the worker's open
+ * stream, or on a new one (the identifier first) when none is. While the
+ * transport still holds the last message (Envoy: the stream above its
+ * write buffer's high watermark) the entries stay queued. The stream has
+ * no deadline and no grpc-timeout (Envoy starts it with default
+ * StreamOptions). */
+static void als_flush(struct glog_q *o)
+{
+	const struct arn_cfg_grpc_log *cfg = o->cfg;
+	if (o->busy && !same_exporter(o->out_cfg, cfg)) {
+		/* another configuration's entries go on a stream of their own
+		 * (Envoy: a logger, and its stream, per configuration) */
+		http_subreq_cancel(&o->sr);
+		export_over(o, true);
+	}
+	if (o->owed)
+		return;
+	bool open = o->busy;
+	size_t len = http_glog_als_message(o->out, sizeof(o->out), cfg,
+					   o->kind == ARN_CFG_LOG_TCP_GRPC, !open, o->q, o->qlen);
+	uint32_t n = o->qn;
+	/* the queue's pin goes to the stream, whose configuration is then
+	 * the newest one it served (an older listener is not kept) */
+	if (o->out_lsn)
+		arn_cfg_unpin(o->out_lsn);
+	o->out_lsn = o->lsn;
+	o->out_cfg = cfg;
+	o->lsn = NULL;
+	o->cfg = NULL;
+	o->qn = 0;
+	o->qlen = 0;
+	int rc = -ENOSPC;
+	if (len && open) {
+		rc = http_subreq_send(&o->sr, (const char *)o->out, len, false);
+	} else if (len) {
+		http_grpc_unary_init(&o->ex, ex_done);
+		o->ex.sent = ex_sent;
+		struct http_grpc_target tg = target(cfg);
+		tg.timeout_ms = 0;
+		rc = http_grpc_call_start(&o->sr, &o->hc, &tg, ALS_PATH, sizeof(ALS_PATH) - 1,
+					  &o->hd, (const char *)o->out, len, true, 0,
+					  &http_grpc_unary_ops, &o->ex);
+		o->busy = rc == 0;
+	}
+	if (rc != 0) {
+		/* not encoded (past the export's buffer), no stream (no
+		 * endpoint, the circuit breaker): dropped, as Envoy clears a
+		 * message whose stream could not start */
+		count(o, ARN_GLOG_logs_dropped, n);
+		if (rc != -ENOSPC)
+			count(o, ARN_GLOG_exports_failed, 1);
+		if (!o->busy)
+			export_over(o, true);
+		return;
+	}
+	/* out is the transport's until it has sent it all (on_sent) */
+	o->owed = http_subreq_send(&o->sr, NULL, 0, false) == -EAGAIN;
+}
+
 /* Export the queued records (nothing while one is in flight or none
  * wait): the queue's pin of their listener goes with the export. */
 static void flush(struct glog_q *o)
 {
 	const struct arn_cfg_grpc_log *cfg = o->cfg;
-	if (o->busy || !o->qn || !cfg)
+	if (!o->qn || !cfg)
 		return;
-	size_t len = o->kind == ARN_CFG_LOG_OTEL
-			 ? http_glog_otel_export(o->out, sizeof(o->out), cfg, o->q, o->qlen)
-			 : http_glog_als_message(o->out, sizeof(o->out), cfg,
-						 o->kind == ARN_CFG_LOG_TCP_GRPC, o->q, o->qlen);
+	if (o->kind != ARN_CFG_LOG_OTEL) {
+		als_flush(o);
+		return;
+	}
+	if (o->busy)
+		return;
+	size_t len = http_glog_otel_export(o->out, sizeof(o->out), cfg, o->q, o->qlen);
 	uint32_t n = o->qn;
 	o->out_lsn = o->lsn; /* its pin: the export's */
+	o->out_cfg = cfg;
 	o->lsn = NULL;
 	o->cfg = NULL;
 	o->qn = 0;
@@ -673,30 +773,28 @@ static void flush(struct glog_q *o)
 		return;
 	}
 	http_grpc_unary_init(&o->ex, ex_done);
-	struct http_grpc_target tg = {&cfg->cluster,   cfg->authority, cfg->authority_len,
-				      cfg->timeout_ms, cfg->md,	       cfg->n_md};
+	struct http_grpc_target tg = target(cfg);
 	/* an export waits at most its timeout, else the flush interval: a
 	 * collector that never answers holds one export, not the worker */
 	uint32_t tmo = cfg->timeout_ms ? cfg->timeout_ms : cfg->flush_ms;
-	/* ALS: one StreamAccessLogsMessage, the identifier first, on a
-	 * stream of its own (a client-streaming call sent whole) */
-	bool otel = o->kind == ARN_CFG_LOG_OTEL;
-	int rc = http_grpc_call_start(&o->sr, &o->hc, &tg, otel ? OTEL_LOGS_PATH : ALS_PATH,
-				      otel ? sizeof(OTEL_LOGS_PATH) - 1 : sizeof(ALS_PATH) - 1,
-				      &o->hd, (const char *)o->out, len, false, tmo,
-				      &http_grpc_unary_ops, &o->ex);
+	int rc = http_grpc_call_start(&o->sr, &o->hc, &tg, OTEL_LOGS_PATH,
+				      sizeof(OTEL_LOGS_PATH) - 1, &o->hd, (const char *)o->out, len,
+				      false, tmo, &http_grpc_unary_ops, &o->ex);
 	if (rc != 0) {
 		count(o, ARN_GLOG_logs_dropped, n);
 		export_over(o, false);
 	}
 }
 
+/* Envoy's flush timer: every buffer_flush_interval, re-armed while
+ * records wait or a call is open */
 static void flush_timer(struct http_timer *tm)
 {
 	struct glog_q *o = (struct glog_q *)((char *)tm - offsetof(struct glog_q, timer));
 	flush(o);
+	const struct arn_cfg_grpc_log *cfg = o->cfg ? o->cfg : o->out_cfg;
 	if (o->qn || o->busy)
-		http_timer_arm(o->hc.w, &o->timer, o->cfg ? o->cfg->flush_ms : 1000);
+		http_timer_arm(o->hc.w, &o->timer, cfg ? cfg->flush_ms : 1000);
 }
 
 static bool sv_eq(const char *a, size_t al, const char *b, size_t bl)
@@ -744,6 +842,17 @@ static void enqueue(struct glog_q *o, const struct arn_cfg_listener *l, uint32_t
 		if (o->qn) { /* one in flight: the others cannot wait */
 			count(o, ARN_GLOG_logs_dropped, o->qn);
 			queue_release(o);
+		}
+	}
+	/* ALS: Envoy's canLogMore, a buffer at buffer_size_bytes flushed
+	 * first, and the entry dropped when it could not go (the stream's
+	 * last message still with the transport) */
+	if (o->kind != ARN_CFG_LOG_OTEL && o->qn && cfg->buffer_bytes &&
+	    o->qlen >= cfg->buffer_bytes) {
+		flush(o);
+		if (o->qn) {
+			count(o, ARN_GLOG_logs_dropped, 1);
+			return;
 		}
 	}
 	if (o->qn >= HTTP_GLOG_QUEUE_RECORDS || len > sizeof(o->q) - o->qlen) {

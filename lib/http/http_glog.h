@@ -1,11 +1,15 @@
 /*
- * gRPC access loggers (Envoy's envoy.access_loggers.open_telemetry): each
- * record an access log passes is encoded at once (its body and attributes
- * from their format strings) into its worker's bounded queue, which is
- * sent to the collector's cluster as one unary gRPC call (OTLP's
- * LogsService/Export) when it holds buffer_size_bytes or when
- * buffer_flush_interval passes. One export in flight per worker; records
- * that find the queue full are dropped and counted (logs_dropped).
+ * gRPC access loggers (Envoy's envoy.access_loggers.open_telemetry,
+ * http_grpc and tcp_grpc): each record an access log passes is encoded at
+ * once into its worker's bounded queue (one per kind), which goes to the
+ * collector's cluster when it holds buffer_size_bytes or when
+ * buffer_flush_interval passes. OpenTelemetry: one unary call
+ * (LogsService/Export) per flush, one in flight per worker. ALS: one
+ * StreamAccessLogsMessage per flush on the worker's StreamAccessLogs
+ * stream, kept open (the identifier on its first message only) and
+ * opened again at the next flush once the collector closed or reset it.
+ * Records that find the queue full are dropped and counted
+ * (logs_dropped).
  */
 #ifndef ARN_HTTP_GLOG_H
 #define ARN_HTTP_GLOG_H
@@ -84,11 +88,11 @@ size_t http_glog_als_entry(uint8_t *out, size_t cap, const struct arn_access_rec
 			   const struct arn_cfg_grpc_log *cfg, bool tcp, const char *peer,
 			   size_t peer_len);
 
-/** The gRPC message (prefix included) of a StreamAccessLogsMessage: the
- * identifier (the node, @p cfg's log_name), then http_logs (or tcp_logs
- * with @p tcp) holding the queued entries @p entries. @return its bytes,
- * 0 if past @p cap. */
+/** The gRPC message (prefix included) of a StreamAccessLogsMessage: with
+ * @p ident (a stream's first message) the identifier (the node, @p cfg's
+ * log_name), then http_logs (or tcp_logs with @p tcp) holding the queued
+ * entries @p entries. @return its bytes, 0 if past @p cap. */
 size_t http_glog_als_message(uint8_t *out, size_t cap, const struct arn_cfg_grpc_log *cfg, bool tcp,
-			     const uint8_t *entries, size_t len);
+			     bool ident, const uint8_t *entries, size_t len);
 
 #endif

@@ -50,12 +50,20 @@ static void u_failed(struct http_subreq *sr, const char *why)
 	u->done(u, false);
 }
 
+static void u_sent(struct http_subreq *sr)
+{
+	struct http_grpc_unary *u = sr->user;
+	if (u->sent)
+		u->sent(u);
+}
+
 const struct http_subreq_ops http_grpc_unary_ops = {
     .on_head = u_head,
     .on_body = u_body,
     .on_end = u_end,
     .on_trailers = u_trailers,
     .on_failed = u_failed,
+    .on_sent = u_sent,
 };
 
 int http_grpc_call_start(struct http_subreq *sr, struct http_conn *hc,

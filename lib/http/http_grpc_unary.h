@@ -1,7 +1,9 @@
 /*
- * A unary gRPC call whose answer counts only by its grpc-status: an
- * export to a collector (the OpenTelemetry tracer's spans, the gRPC
- * access loggers' records). The sub-request's ops (http_grpc_unary_ops,
+ * A gRPC call whose answer counts only by its grpc-status: an export to
+ * a collector (the OpenTelemetry tracer's spans, the OpenTelemetry access
+ * logger's records: unary calls) or Envoy's ALS (StreamAccessLogs: a
+ * client-streaming call kept open, its messages given with
+ * http_subreq_send). The sub-request's ops (http_grpc_unary_ops,
  * whose user is the struct http_grpc_unary) read the status from the
  * head (a trailers-only answer) or the trailers and tell @c done once:
  * ok when it was 0; an HTTP status other than 200, no grpc-status, a
@@ -23,6 +25,9 @@ struct arn_cfg_ref;
 struct http_grpc_unary {
 	int status; /* -1: none yet; 0: OK; 1: another */
 	void (*done)(struct http_grpc_unary *u, bool ok);
+	/* optional (NULL: none), a client-streaming call's: the transport
+	 * holds none of the messages given any more (on_sent) */
+	void (*sent)(struct http_grpc_unary *u);
 };
 
 /** Ready @p u for a call (before http_subreq_start with
@@ -32,6 +37,7 @@ static inline void http_grpc_unary_init(struct http_grpc_unary *u,
 {
 	u->status = -1;
 	u->done = done;
+	u->sent = NULL;
 }
 
 extern const struct http_subreq_ops http_grpc_unary_ops;

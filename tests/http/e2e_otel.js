@@ -113,9 +113,9 @@ function exportLogs(call, cb) {
 }
 
 // AccessLogService/StreamAccessLogs (Envoy's ALS, a client-streaming
-// call): each message is a line of LOG.als (JSON: its identifier, if it
-// has one, and its entries as proto-loader decodes them); the answer
-// comes when the client ends the stream.
+// call): each message is a line of LOG.als (JSON: the stream's number,
+// its identifier if it has one, and its entries as proto-loader decodes
+// them); the answer comes when the client ends the stream.
 const adef = pl.loadSync('envoy/service/accesslog/v3/als.proto', {
   keepCase: true,
   longs: String,
@@ -127,8 +127,11 @@ const adef = pl.loadSync('envoy/service/accesslog/v3/als.proto', {
 const asvc = grpc.loadPackageDefinition(adef).envoy.service.accesslog.v3.AccessLogService
   .service;
 
+let streams = 0;
 function streamAccessLogs(call, cb) {
-  call.on('data', (m) => fs.appendFileSync(log + '.als', JSON.stringify(m) + '\n'));
+  const stream = ++streams;
+  call.on('data', (m) =>
+    fs.appendFileSync(log + '.als', JSON.stringify(Object.assign({ stream }, m)) + '\n'));
   call.on('end', () => cb(null, {}));
 }
 

@@ -180,8 +180,8 @@ static uint64_t varint_of(const uint8_t *m, size_t n, uint32_t num)
  * upstream_connection_failure, UAEX as unauthorized_details), the route,
  * the attempts, protocol HTTP11, access_log_type DownstreamEnd, TLS's
  * version and SNI and the peer's subject; the identifier (node, log_name)
- * first in the StreamAccessLogsMessage, then http_logs. Fails before: no
- * encoder. */
+ * first in the StreamAccessLogsMessage, then http_logs; a later message
+ * of the stream without the identifier. Fails before: no encoder. */
 static void test_als_http_entry_decoded(void **state)
 {
 	(void)state;
@@ -242,7 +242,13 @@ static void test_als_http_entry_decoded(void **state)
 	uint8_t e[2048], out[4096];
 	size_t en = http_glog_als_entry(e, sizeof(e), &r, &cfg, false, "CN=client", 9);
 	assert_true(en > 0);
-	size_t n = http_glog_als_message(out, sizeof(out), &cfg, false, e, en);
+	/* a stream's later message: http_logs alone (Envoy's initMessage
+	 * runs only while the stream is not started) */
+	size_t n = http_glog_als_message(out, sizeof(out), &cfg, false, false, e, en);
+	assert_int_equal(n, 5 + 1 + (en < 128 ? 1 : 2) + en);
+	assert_int_equal(out[5], 2 << 3 | 2);
+	assert_memory_equal(out + n - en, e, en);
+	n = http_glog_als_message(out, sizeof(out), &cfg, false, true, e, en);
 	assert_true(n > 5);
 	assert_int_equal(
 	    ((size_t)out[1] << 24 | (size_t)out[2] << 16 | (size_t)out[3] << 8 | out[4]), n - 5);
