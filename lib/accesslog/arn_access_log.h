@@ -135,6 +135,10 @@ struct arn_access_record {
 	int (*downstream_peer)(const void *arg, enum arn_access_peer what, char *buf, size_t len);
 	const void *downstream_peer_arg;
 	uint64_t connection_id;
+	/* the request's active span (HCM tracing): its trace id (16 bytes)
+	 * and span id (8), for the OpenTelemetry access logger's trace_id
+	 * and span_id; NULL: none */
+	const uint8_t *trace_id, *span_id;
 	uint32_t upstream_request_attempt_count;
 	bool health_check; /* the health_check HTTP filter took it (not_health_check_filter) */
 	/* Envoy's envoy.common access_log_hint: set by an RBAC filter with

@@ -120,6 +120,10 @@ void http_access_record(struct http_stream *st, struct arn_access_record *rec)
 		rec->authority = (struct arn_access_str){m->authority.p, m->authority.len};
 		rec->req_headers = w->log_req;
 		rec->n_req_headers = log_headers(m, w->log_req, HTTP_MAX_HDRS + 2, st, true, NULL);
+		if (st->otel | st->otel_done) { /* Envoy's activeSpan() */
+			rec->trace_id = st->res->otel.trace_id;
+			rec->span_id = st->res->otel.span_id;
+		}
 	}
 	rec->access_log_hint = st->access_log_hint;
 	rec->scheme =

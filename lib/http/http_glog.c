@@ -63,15 +63,20 @@ static void put_kv(struct pbw *f, uint32_t field, const struct http_glog_kv *kv)
 }
 
 size_t http_glog_otel_record(uint8_t *out, size_t cap, uint64_t time_ns, const char *body,
-			     size_t body_len, const struct http_glog_kv *kv, unsigned n)
+			     size_t body_len, const struct http_glog_kv *kv, unsigned n,
+			     const uint8_t *trace_id, const uint8_t *span_id)
 {
 	/* LogRecord{1: time_unix_nano, 5: body AnyValue{1: string_value},
-	 * 6: attributes} */
+	 * 6: attributes, 9: trace_id, 10: span_id} */
 	size_t len = 1 + 8;
 	if (body)
 		len += pbw_ld_size(pbw_ld_size(body_len));
 	for (unsigned i = 0; i < n; i++)
 		len += 1 + pbw_vsize(kv_size(&kv[i])) + kv_size(&kv[i]);
+	if (trace_id)
+		len += pbw_ld_size(16);
+	if (span_id)
+		len += pbw_ld_size(8);
 	struct pbw f = {out, 0, cap, false};
 	pbw_ld(&f, 2, len);
 	pbw_fixed64(&f, 1, time_ns);
@@ -81,6 +86,12 @@ size_t http_glog_otel_record(uint8_t *out, size_t cap, uint64_t time_ns, const c
 	}
 	for (unsigned i = 0; i < n; i++)
 		put_kv(&f, 6, &kv[i]);
+	/* the active span's (Envoy's populateTraceContext: the trace id's
+	 * 16 bytes, a 64-bit one zero-padded as Arion keeps it already) */
+	if (trace_id)
+		pbw_bytes(&f, 9, trace_id, 16);
+	if (span_id)
+		pbw_bytes(&f, 10, span_id, 8);
 	return f.err ? 0 : f.n;
 }
 
@@ -892,7 +903,7 @@ static size_t otel_record(struct http_glog_worker *gw, const struct http_glog *g
 	}
 	uint64_t t = rec->start_time_us > 0 ? (uint64_t)rec->start_time_us * 1000u : 0;
 	return http_glog_otel_record(gw->rec, sizeof(gw->rec), t, g->body ? gw->body : NULL, bl, kv,
-				     n);
+				     n, rec->trace_id, rec->span_id);
 }
 
 void http_glog_log(struct http_worker *w, const struct arn_cfg_listener *l, uint32_t laddr,

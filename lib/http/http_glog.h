@@ -69,10 +69,13 @@ void http_glog_module_init(const char *node_id, const char *cluster, const char 
 /* ---- the encoders (exposed for the tests) ---- */
 
 /** OTLP LogRecord {time_unix_nano @p time_ns, body string @p body (NULL:
- * none), attributes @p kv} as ScopeLogs.log_records (field 2, tag and
- * length included) into @p out. @return its bytes, 0 if past @p cap. */
+ * none), attributes @p kv, trace_id @p trace_id (16 bytes) and span_id
+ * @p span_id (8 bytes; either NULL: none)} as ScopeLogs.log_records
+ * (field 2, tag and length included) into @p out. @return its bytes, 0
+ * if past @p cap. */
 size_t http_glog_otel_record(uint8_t *out, size_t cap, uint64_t time_ns, const char *body,
-			     size_t body_len, const struct http_glog_kv *kv, unsigned n);
+			     size_t body_len, const struct http_glog_kv *kv, unsigned n,
+			     const uint8_t *trace_id, const uint8_t *span_id);
 
 /** The gRPC message (prefix included) of an ExportLogsServiceRequest with
  * @p cfg's resource and the queued records @p recs (@p len bytes, from

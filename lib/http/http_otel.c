@@ -1094,6 +1094,7 @@ void http_otel_finish(struct http_stream *st)
 	if (sp->up_open) /* the last attempt's upstream span first */
 		http_otel_attempt_end(st);
 	st->otel = false;
+	st->otel_done = true;
 	if (!sp->sampled)
 		return; /* Envoy's Span::finishSpan sends only a sampled span */
 	struct arn_access_record rec;

@@ -402,8 +402,10 @@ struct http_stream {
 	 * (http_ext_proc.c), 0 none */
 	uint16_t ext_proc;
 	/* HCM tracing: a span was started (its state in res->otel), or the
-	 * request's traceparent was malformed (none is: Envoy's NullSpan) */
-	bool otel, otel_bad;
+	 * request's traceparent was malformed (none is: Envoy's NullSpan);
+	 * otel_done: it was finished (its ids still in res->otel, the
+	 * access log's active span) */
+	bool otel, otel_bad, otel_done;
 	/* values the request edits produced (for the access log) */
 	const char *xff;
 	const char *request_id;

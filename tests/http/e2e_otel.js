@@ -105,6 +105,8 @@ function exportLogs(call, cb) {
           time: r.time_unix_nano,
           body: r.body ? r.body[r.body.value] : null,
           attrs: attrs(r.attributes),
+          trace_id: Buffer.from(r.trace_id || []).toString('hex'),
+          span_id: Buffer.from(r.span_id || []).toString('hex'),
           res,
           batch: n,
         }) + '\n');

@@ -225,7 +225,9 @@ expect "ALS: the filter (one entry)" "$(grep -o '"request_method"' "$als" | wc -
 expect "ALS: logs_written" "$(stat access_logs.grpc_access_log.logs_written)" "^1$"
 # Envoy keeps the logger's stream open (GrpcAccessLoggerImpl): two more
 # entries, each at its flush interval, go on the same stream, their
-# messages without the identifier
+# messages without the identifier; the OpenTelemetry logger's records
+# carry the request's active span (Envoy's populateTraceContext): the
+# client's trace id, the request's own span id
 cc -H "x-log: 1" -H "traceparent: 00-abababababababababababababababab-$pid-01" \
 	"http://$us:83/al/2" >/dev/null
 sleep 0.5
@@ -245,6 +247,17 @@ expect "ALS stream: the identifier's message first" \
 expect "ALS stream: logs_written" "$(stat access_logs.grpc_access_log.logs_written)" "^3$"
 expect "ALS stream: no failed export (the stream is open)" \
 	"$(stat access_logs.grpc_access_log.exports_failed)" "^0$"
+for i in $(seq 30); do
+	grep -qF '/al/3' "$lg" 2>/dev/null && break
+	sleep 0.1
+done
+r=$(grep -F '/al/2' "$lg" | head -1)
+expect "access log: trace_id, the request's trace" "$r" '"trace_id":"abababababababababababababababab"'
+expect "access log: span_id, the request's span" "$r" '"span_id":"[0-9a-f]{16}"'
+[[ "$r" != *"\"span_id\":\"$pid\""* ]] && ok "access log: span_id not the client's" ||
+	bad "access log: span_id the client's"
+r=$(grep -F '/al/3' "$lg" | head -1)
+expect "access log: a new trace's trace_id" "$r" '"trace_id":"[0-9a-f]{32}"'
 # tcp_proxy's TCP ALS: the connection's entry, its bytes
 b=$(cc "http://$us:84/tcp")
 expect "tcp_proxy: the upstream answers" "$b" "^tp=-"

@@ -32,19 +32,51 @@ static void test_otel_record_bytes(void **state)
 	};
 	struct http_glog_kv kv = {"ua", "c\xffl", 2, 3};
 	uint8_t out[128];
-	size_t n =
-	    http_glog_otel_record(out, sizeof(out), 0x0102030405060708ull, "GET / 200", 9, &kv, 1);
+	size_t n = http_glog_otel_record(out, sizeof(out), 0x0102030405060708ull, "GET / 200", 9,
+					 &kv, 1, NULL, NULL);
 	assert_int_equal(n, sizeof(want));
 	assert_memory_equal(out, want, sizeof(want));
 	/* one byte short: nothing */
 	assert_int_equal(http_glog_otel_record(out, sizeof(want) - 1, 0x0102030405060708ull,
-					       "GET / 200", 9, &kv, 1),
+					       "GET / 200", 9, &kv, 1, NULL, NULL),
 			 0);
 	/* no body: no field 5 */
-	n = http_glog_otel_record(out, sizeof(out), 1, NULL, 0, NULL, 0);
+	n = http_glog_otel_record(out, sizeof(out), 1, NULL, 0, NULL, 0, NULL, NULL);
 	static const uint8_t bare[] = {0x12, 0x09, 0x09, 1, 0, 0, 0, 0, 0, 0, 0};
 	assert_int_equal(n, sizeof(bare));
 	assert_memory_equal(out, bare, sizeof(bare));
+}
+
+/* A request with an active span: its LogRecord carries trace_id (9, the
+ * 16 bytes) and span_id (10, the 8 bytes) after the attributes, as
+ * Envoy's open_telemetry access logger sets them from the stream's active
+ * span (access_log_impl.cc's emitLog, otlp_log_utils.cc's
+ * populateTraceContext). Fails before: the record had no trace context. */
+static void test_otel_record_trace_context(void **state)
+{
+	(void)state;
+	static const uint8_t tid[16] = {0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd,
+					0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c};
+	static const uint8_t sid[8] = {0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31};
+	uint8_t out[128], want[64];
+	size_t k = 0;
+	want[k++] = 0x12;
+	want[k++] = 9 + 18 + 10;
+	want[k++] = 0x09;
+	want[k++] = 1;
+	memset(want + k, 0, 7);
+	k += 7;
+	want[k++] = 0x4a; /* 9: trace_id */
+	want[k++] = 16;
+	memcpy(want + k, tid, 16);
+	k += 16;
+	want[k++] = 0x52; /* 10: span_id */
+	want[k++] = 8;
+	memcpy(want + k, sid, 8);
+	k += 8;
+	size_t n = http_glog_otel_record(out, sizeof(out), 1, NULL, 0, NULL, 0, tid, sid);
+	assert_int_equal(n, k);
+	assert_memory_equal(out, want, k);
 }
 
 static struct fld nth(const uint8_t *m, size_t n, uint32_t num, unsigned idx)
@@ -86,7 +118,7 @@ static void test_otel_export_decoded(void **state)
 				       .n_res_attrs = 1,
 				       .builtin_labels = true};
 	uint8_t rec[64], out[1024];
-	size_t rl = http_glog_otel_record(rec, sizeof(rec), 7, "b", 1, NULL, 0);
+	size_t rl = http_glog_otel_record(rec, sizeof(rec), 7, "b", 1, NULL, 0, NULL, NULL);
 	assert_true(rl > 0);
 	size_t n = http_glog_otel_export(out, sizeof(out), &cfg, rec, rl);
 	assert_true(n > 5);
@@ -321,6 +353,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_otel_record_bytes),
+	    cmocka_unit_test(test_otel_record_trace_context),
 	    cmocka_unit_test(test_otel_export_decoded),
 	    cmocka_unit_test(test_als_tcp_entry_bytes),
 	    cmocka_unit_test(test_als_http_entry_decoded),
