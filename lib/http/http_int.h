@@ -720,6 +720,9 @@ struct http_req_ctx {
 	uint32_t host_len;
 	bool path_rewritten;
 	bool host_rewritten; /* host is the route's rewrite (literal, or auto's hostname) */
+	/* the head has the request's x-request-id (struct http_stream's
+	 * rid_head): taken as its own, never replaced (in a hole) */
+	bool rid_head;
 	uint32_t timeout_ms; /* route timeout (x-envoy-expected-rq-timeout-ms) */
 	/* where that header's value is kept between requests (the caller's,
 	 * read until the head is encoded), or NULL: formatted into text */

@@ -228,40 +228,39 @@ void http_local_reply_direct(struct http_stream *st, unsigned status, const char
 	local_reply(st, status, body, blen, flags, details, extra, n_extra);
 }
 
-/* The x-request-id Envoy's connection manager gives a request at its
- * head, for one answered here: http_req_edits' rules (the client's own,
- * or one generated from the words routing drew, or drawn now for a
- * request answered before it was routed), into the stream's text, before
- * the reply's edits, its log and its span read it. */
-static void local_request_id(struct http_stream *st)
+/* The request's first x-request-id line (its index in @p m, -1: none)
+ * into *@p first, and whether it keeps it as http_req_edits decides:
+ * always without generate_request_id, else unless generated over it at
+ * the edge (use_remote_address, an external client) without
+ * preserve_external_request_id. Envoy's mutateRequestHeaders. */
+static bool rid_keeps_own(const struct http_conn *hc, const struct arn_h1_msg *m, int *first)
 {
-	struct http_conn *hc = st->hc;
 	const struct arn_cfg_hcm *h = hc->hcm;
-	if (st->request_id || !h || !st->res || !(st->state & HTTP_S_HEAD_DONE))
-		return;
-	const struct arn_h1_msg *m = &st->req.m;
 	int ri = -1;
 	for (int i = 0; i < m->n_hdrs && ri < 0; i++)
 		if (m->hdrs[i].id == ARN_H1_H_X_REQUEST_ID)
 			ri = i;
-	/* http_req_edits' rules: a generated id replaces the request's own
-	 * only at the edge without preserve_external_request_id */
+	*first = ri;
+	if (ri < 0)
+		return false;
+	if (!h->generate_request_id || !h->use_remote_address || h->preserve_external_request_id)
+		return true;
 	bool internal = false;
 	http_client_addr(h, m, hc->raddr, &internal);
-	bool edge = h->use_remote_address && !internal;
-	if (ri >= 0 && !(h->generate_request_id && edge && !h->preserve_external_request_id)) {
-		st->request_id = m->hdrs[ri].value;
-		st->request_id_len = m->hdrs[ri].value_len;
-		return;
-	}
+	return internal;
+}
+
+/* A generated id into @p st's text from the stream's random words (drawn
+ * now unless routing drew them: all zero when not), as http_req_edits
+ * makes one. @return it, or NULL when the text has no room. */
+static char *rid_generate(struct http_stream *st)
+{
 	uint32_t at = st->text_len;
-	if (!h->generate_request_id || at + HTTP_REQUEST_ID_LEN + 1 > HTTP_TEXT)
-		return;
-	/* the words routing drew (http_route), or drawn now: a request
-	 * answered before it was routed has none (all zero) */
+	if (at + HTTP_REQUEST_ID_LEN + 1 > HTTP_TEXT)
+		return NULL;
 	if (!X(st)->rid_hi && !X(st)->rid_lo) {
-		X(st)->rid_hi = http_rand(hc->w);
-		X(st)->rid_lo = http_rand(hc->w);
+		X(st)->rid_hi = http_rand(st->hc->w);
+		X(st)->rid_lo = http_rand(st->hc->w);
 	}
 	char *v = st->res->text + at;
 	http_request_id_fmt(X(st)->rid_hi, X(st)->rid_lo, v);
@@ -269,6 +268,81 @@ static void local_request_id(struct http_stream *st)
 	st->text_len = at + HTTP_REQUEST_ID_LEN + 1;
 	st->request_id = v;
 	st->request_id_len = HTTP_REQUEST_ID_LEN;
+	return v;
+}
+
+void http_request_id_head(struct http_stream *st)
+{
+	struct arn_h1_msg *m = &st->req.m;
+	if (st->request_id || !st->res || !st->hc->hcm || !st->hc->hcm->generate_request_id)
+		return;
+	int ri;
+	if (rid_keeps_own(st->hc, m, &ri)) {
+		st->request_id = m->hdrs[ri].value;
+		st->request_id_len = m->hdrs[ri].value_len;
+		st->rid_head = true;
+		return;
+	}
+	/* a line for the id: the request's own one replaced, or one more,
+	 * which the configuration always leaves room for (max_headers_count
+	 * is at most ARN_CFG_MAX_HEADERS_COUNT, below HTTP_MAX_HDRS); where a
+	 * head still has none (HTTP/2's Host added to a full one), the
+	 * filters do not see it and the router generates it as before */
+	if (ri < 0 && m->n_hdrs >= m->hdr_cap)
+		return;
+	char *v = rid_generate(st);
+	if (!v)
+		return; /* (the router's edits find no room either: 500) */
+	/* the writer may no longer copy the block as it came */
+	m->flags &= ~ARN_H1_F_FIELDS_WHOLE;
+	if (ri < 0) {
+		m->hdrs[m->n_hdrs++] = (struct arn_h1_header){.name = "x-request-id",
+							      .name_len = 12,
+							      .value = v,
+							      .value_len = HTTP_REQUEST_ID_LEN,
+							      .id = ARN_H1_H_X_REQUEST_ID};
+	} else {
+		/* Envoy's setRequestId replaces every line of the name: the
+		 * first takes the id, the others go (as the router's SET
+		 * drops them), the indexes after them moved */
+		m->hdrs[ri].value = v;
+		m->hdrs[ri].value_len = HTTP_REQUEST_ID_LEN;
+		unsigned j = (unsigned)ri + 1;
+		for (unsigned i = j; i < m->n_hdrs; i++) {
+			if (m->hdrs[i].id == ARN_H1_H_X_REQUEST_ID)
+				continue;
+			if ((int)i == m->host_idx)
+				m->host_idx = (int16_t)j;
+			if ((int)i == m->upgrade_idx)
+				m->upgrade_idx = (int16_t)j;
+			m->hdrs[j++] = m->hdrs[i];
+		}
+		m->n_hdrs = (uint16_t)j;
+	}
+	st->rid_head = true;
+}
+
+/* The x-request-id Envoy's connection manager gives a request at its
+ * head, for one answered here that has none yet (http_request_id_head
+ * gives it only where something may read the head): http_req_edits'
+ * rules (the client's own, or one generated from the words routing drew,
+ * or drawn now for a request answered before it was routed), into the
+ * stream's text, before the reply's edits, its log and its span read it. */
+static void local_request_id(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	const struct arn_cfg_hcm *h = hc->hcm;
+	if (st->request_id || !h || !st->res || !(st->state & HTTP_S_HEAD_DONE))
+		return;
+	const struct arn_h1_msg *m = &st->req.m;
+	int ri;
+	if (rid_keeps_own(hc, m, &ri)) {
+		st->request_id = m->hdrs[ri].value;
+		st->request_id_len = m->hdrs[ri].value_len;
+		return;
+	}
+	if (h->generate_request_id)
+		(void)rid_generate(st);
 }
 
 static void local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,

@@ -47,6 +47,20 @@ void http_local_reply_direct(struct http_stream *st, unsigned status, const char
 void http_local_reply_route(struct http_stream *st, unsigned status, const char *body, size_t blen,
 			    uint32_t flags, const char *details, const char *location,
 			    size_t loclen);
+/**
+ * The request's x-request-id as Envoy's mutateRequestHeaders gives it at
+ * the head, before any filter runs (generate_request_id: the client's
+ * own, kept; or one generated, over the client's at the edge without
+ * preserve_external_request_id), put into @p st's head itself: every
+ * view of the request a filter reads (ext_authz's check, ext_proc's
+ * headers, Lua's headers(), the route and RBAC matchers, the access log)
+ * then has the id the upstream gets, which the router sends as the
+ * request's own (st->rid_head). The value lives in the stream's text.
+ * Without generate_request_id, or once the stream has its id, nothing is
+ * done; nor where the head has no line left for one (the router then
+ * generates it as before).
+ */
+void http_request_id_head(struct http_stream *st);
 /** Envoy's "upstream connect error or disconnect/reset before headers.
  * reset reason: @p reason", as a local reply with the route's headers. */
 void http_reset_reply(struct http_stream *st, unsigned status, const char *reason, uint32_t flags,

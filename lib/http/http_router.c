@@ -899,7 +899,9 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 	x->request_id = NULL;
 	x->request_id_len = 0;
 	if (h->generate_request_id) {
-		bool force = edge && !h->preserve_external_request_id;
+		/* the head's id was given before the filters ran (Envoy's
+		 * mutateRequestHeaders, http_request_id_head): it is the one */
+		bool force = edge && !h->preserve_external_request_id && !x->rid_head;
 		if (ri >= 0 && !force) {
 			x->request_id = m->hdrs[ri].value;
 			x->request_id_len = m->hdrs[ri].value_len;

@@ -825,7 +825,10 @@ void __attribute__((noinline, cold)) http_route_sanitize(struct http_stream *st)
  *    takes each request's own id, generated from its random words into
  *    its text as http_req_edits would; a list with that edit is used
  *    only for a request without an id, one without it (made for a
- *    request that brought its own) only for one with.
+ *    request that brought its own) only for one with. A request whose
+ *    head was given its id before the filters ran (http_request_id_head:
+ *    the chain is not idle) brings it as its own: its lists are of the
+ *    second kind.
  *  - every other value made for the request (the appended XFF address,
  *    the external address, the attempt count, %-substitutions:
  *    %REQ(...)%, %PROTOCOL% and the others) goes into the request's own
@@ -1012,6 +1015,7 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	x.host_rewritten = host && st->route &&
 			   (host == st->ep_host || host == st->route->route.host_rewrite_literal);
 	x.path_rewritten = rewrite;
+	x.rid_head = st->rid_head;
 	x.timeout_ms = tmo;
 	x.timeout_text = &hc->timeout_text;
 	x.attempt = st->attempts;

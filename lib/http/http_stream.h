@@ -287,6 +287,12 @@ struct http_stream {
 	 * costs, bench_hcm) */
 	bool rid_resp;
 	uint32_t flags; /* ARN_RF_BIT(...) */
+	/* the request's x-request-id is in its head, put there before any
+	 * filter read it (http_request_id_head, Envoy's mutateRequestHeaders):
+	 * the router sends the head's as the request's own, never one
+	 * generated over it. In the hole after flags (stream_reset zeroes it
+	 * with the block: no more to clear) */
+	bool rid_head;
 	const char *details;
 	uint64_t start_tsc;
 	int64_t start_wall_us; /* from start_tsc, set at the end for the access log */

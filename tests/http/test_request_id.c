@@ -25,8 +25,10 @@
 
 /* clang-format off */
 /* Listener "dyn" on port 82 with @p extra (JSON members and a comma) in
- * its connection manager: /a goes to cluster web, anything else is 404. */
-#define LSN                                                                                        \
+ * its connection manager and the filters @p f (JSON objects, each with a
+ * comma) before its router: /a goes to cluster web, so does /m with an
+ * x-request-id (a header matcher), anything else is 404. */
+#define LSN_WITH(f)                                                                                \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.network."      \
@@ -35,10 +37,23 @@
 	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"%s\",\"log_format\":"  \
 	"{\"text_format_source\":{\"inline_string\":\"%%RESPONSE_CODE%% %%REQ(X-REQUEST-ID)%%\\n\"}}}}],"\
 	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":[{\"name\":\"all\",\"domains\":"     \
-	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/a\"},\"route\":{\"cluster\":\"web\"}}]}]},"  \
-	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\","                               \
+	"[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/a\"},\"route\":{\"cluster\":\"web\"}},"     \
+	"{\"match\":{\"prefix\":\"/m\",\"headers\":[{\"name\":\"x-request-id\","                 \
+	"\"present_match\":true}]},\"route\":{\"cluster\":\"web\"}}]}]},"                          \
+	"\"http_filters\":[" f "{\"name\":\"envoy.filters.http.router\","                         \
 	"\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.filters.http."         \
 	"router.v3.Router\"}}]}}]}]}"
+#define LSN LSN_WITH("")
+/* A Lua filter that reads the request's x-request-id as every filter
+ * reads the head: it sends it on as x-seen, or answers /deny with 403
+ * and it as the body. */
+#define LUA_SEEN                                                                                   \
+	"{\"name\":\"lua\",\"typed_config\":{\"@type\":\"type.googleapis.com/"                    \
+	"envoy.extensions.filters.http.lua.v3.Lua\",\"default_source_code\":{\"inline_string\":"     \
+	"\"function envoy_on_request(h) local hd = h:headers() "                                   \
+	"local id = hd:get('x-request-id') or 'none' "                                             \
+	"if hd:get(':path') == '/deny' then h:respond({[':status'] = '403'}, id) return end "       \
+	"hd:add('x-seen', id) end\"}}},"
 #define ALWAYS "\"always_set_request_id_in_response\":true,"
 #define EDGE "\"use_remote_address\":true,"
 /* the harness's client (198.18.0.100) internal, or not */
@@ -48,24 +63,59 @@
 #define EXTERNAL                                                                                   \
 	EDGE "\"internal_address_config\":{\"cidr_ranges\":[{\"address_prefix\":\"10.0.0.0\","     \
 	"\"prefix_len\":8}]},"
+/* RBAC (ALLOW) that lets through only a request with an x-request-id,
+ * and (DENY) one that refuses a request whose id is "evil", by header
+ * matchers as Envoy's Permission.header. */
+#define RBAC_(action, hm)                                                                          \
+	"{\"name\":\"rbac\",\"typed_config\":{\"@type\":\"type.googleapis.com/"                   \
+	"envoy.extensions.filters.http.rbac.v3.RBAC\",\"rules\":{\"action\":\"" action "\","       \
+	"\"policies\":{\"id\":{\"permissions\":[{\"header\":{\"name\":\"x-request-id\","       \
+	hm "}}],\"principals\":[{\"any\":true}]}}}}},"
+#define RBAC_NEEDS_ID RBAC_("ALLOW", "\"present_match\":true")
+#define RBAC_NOT_EVIL RBAC_("DENY", "\"string_match\":{\"exact\":\"evil\"}")
 /* clang-format on */
 
 static char log_path[64];
 
 /* A run with listener "dyn" (@p extra in its connection manager), client
  * 0 connected to it. */
-static void start(const char *extra)
+enum chain { ROUTER = 0, WITH_LUA, WITH_RBAC_NEEDS_ID, WITH_RBAC_NOT_EVIL };
+
+static void start_with(enum chain f, const char *extra)
 {
-	char b[4096];
+	char b[8192];
 	snprintf(log_path, sizeof(log_path), "/tmp/arn_test_rid.%d.log", (int)getpid());
 	unlink(log_path);
 	hh_begin(1);
-	snprintf(b, sizeof(b), LSN, extra, log_path);
+	switch (f) {
+	case WITH_LUA:
+		snprintf(b, sizeof(b), LSN_WITH(LUA_SEEN), extra, log_path);
+		break;
+	case WITH_RBAC_NEEDS_ID:
+		snprintf(b, sizeof(b), LSN_WITH(RBAC_NEEDS_ID), extra, log_path);
+		break;
+	case WITH_RBAC_NOT_EVIL:
+		snprintf(b, sizeof(b), LSN_WITH(RBAC_NOT_EVIL), extra, log_path);
+		break;
+	default:
+		snprintf(b, sizeof(b), LSN, extra, log_path);
+	}
 	hh_apply(ARN_TYPE_URL_LISTENER, b);
 	hh_cfg_changed = true; /* the next run puts listener "dyn" back */
 	hh_settle();
 	hh_open(0, 82);
 	hh_settle();
+}
+
+static void start(const char *extra)
+{
+	start_with(ROUTER, extra);
+}
+
+/* The same with the Lua filter LUA_SEEN before the router. */
+static void start_lua(const char *extra)
+{
+	start_with(WITH_LUA, extra);
 }
 
 /* What the upstream got for the last request, and what the client got. */
@@ -284,6 +334,186 @@ static void test_force_trace_sets_the_id_on_an_internal_request(void **state)
 	read_log();
 }
 
+/* How many lines named @p name head @p h has. */
+static int lines(const char *h, const char *name)
+{
+	char l[64];
+	snprintf(l, sizeof(l), "\r\n%s: ", name);
+	int n = 0;
+	for (const char *at = strstr(h, l); at; at = strstr(at + 1, l))
+		n++;
+	return n;
+}
+
+/* The body of response @p r (after its head), NUL terminated. */
+static const char *body_of(const char *r)
+{
+	const char *b = strstr(r, "\r\n\r\n");
+	return b ? b + 4 : "";
+}
+
+/* Envoy's mutateRequestHeaders gives a request its x-request-id before
+ * any filter runs: a filter (Lua's headers():get, as ext_authz's check
+ * and ext_proc's headers read the head) sees the generated id, and it is
+ * the one the upstream gets, the response carries
+ * (always_set_request_id_in_response) and the access log writes. A
+ * filter's own reply carries the id the filter saw. On one keep-alive
+ * connection each request gets its own (the router's kept edits). Fails
+ * before: the filter saw none ("none"), the id being made after it. */
+static void test_filter_sees_the_generated_id(void **state)
+{
+	(void)state;
+	char v[64], u[64], seen[64], first[64];
+	start_lua(ALWAYS);
+	exchange(GET("/a"));
+	assert_non_null(strstr(down, "HTTP/1.1 200"));
+	if (!field(up, "x-request-id", u) || !is_uuid(u))
+		fail_msg("the upstream got no generated id:\n%s", up);
+	if (!field(up, "x-seen", seen) || strcmp(seen, u) != 0)
+		fail_msg("the filter did not see the upstream's id %s:\n%s", u, up);
+	assert_int_equal(lines(up, "x-request-id"), 1);
+	if (!field(down, "x-request-id", v) || strcmp(v, u) != 0)
+		fail_msg("the response does not carry the upstream's id %s:\n%s", u, down);
+	strcpy(first, u);
+	/* the next request of the connection: an id of its own, seen */
+	exchange(GET("/a"));
+	if (!field(up, "x-request-id", u) || !is_uuid(u) || strcmp(u, first) == 0)
+		fail_msg("the second request got no id of its own:\n%s", up);
+	if (!field(up, "x-seen", seen) || strcmp(seen, u) != 0)
+		fail_msg("the filter did not see the second upstream id %s:\n%s", u, up);
+	/* the filter's reply: the id it saw is the reply's */
+	exchange(GET("/deny"));
+	assert_non_null(strstr(down, "HTTP/1.1 403"));
+	if (!is_uuid(body_of(down)))
+		fail_msg("the filter saw no generated id before its reply:\n%s", down);
+	if (!field(down, "x-request-id", v) || strcmp(v, body_of(down)) != 0)
+		fail_msg("the 403 does not carry the id the filter saw:\n%s", down);
+	hh_end();
+	const char *l = read_log();
+	char want[256];
+	snprintf(want, sizeof(want), "200 %s\n200 %s\n403 %s\n", first, u, v);
+	if (strcmp(l, want) != 0)
+		fail_msg("the log is not the ids the filter saw:\n%s\nwanted\n%s", l, want);
+}
+
+/* At the edge without preserve_external_request_id, the client's id is
+ * replaced before any filter reads the head (every line of it: Envoy's
+ * setRequestId); with preserve_external_request_id it is kept, and so is
+ * an internal request's. Fails before: the filter saw the client's. */
+static void test_filter_sees_the_edge_id(void **state)
+{
+	(void)state;
+	char u[64], seen[64];
+	start_lua(EXTERNAL);
+	exchange("GET /a HTTP/1.1\r\nHost: a\r\nx-request-id: client-1\r\nx-b: 1\r\n"
+		 "x-request-id: client-2\r\n\r\n");
+	assert_non_null(strstr(down, "HTTP/1.1 200"));
+	if (!field(up, "x-request-id", u) || !is_uuid(u))
+		fail_msg("the upstream did not get a generated id:\n%s", up);
+	assert_int_equal(lines(up, "x-request-id"), 1);
+	assert_non_null(strstr(up, "\r\nx-b: 1\r\n"));
+	if (!field(up, "x-seen", seen) || strcmp(seen, u) != 0)
+		fail_msg("the filter did not see the upstream's id %s:\n%s", u, up);
+	hh_end();
+
+	start_lua(EXTERNAL "\"preserve_external_request_id\":true,");
+	exchange(GET_ID("/a", "client-3"));
+	if (!field(up, "x-request-id", u) || strcmp(u, "client-3") != 0)
+		fail_msg("the upstream did not get the client's id:\n%s", up);
+	if (!field(up, "x-seen", seen) || strcmp(seen, "client-3") != 0)
+		fail_msg("the filter did not see the client's id:\n%s", up);
+	hh_end();
+
+	start_lua(INTERNAL);
+	exchange(GET_ID("/a", "client-4"));
+	if (!field(up, "x-request-id", u) || strcmp(u, "client-4") != 0)
+		fail_msg("the upstream did not get the internal request's id:\n%s", up);
+	if (!field(up, "x-seen", seen) || strcmp(seen, "client-4") != 0)
+		fail_msg("the filter did not see the internal request's id:\n%s", up);
+	assert_int_equal(lines(up, "x-request-id"), 1);
+	hh_end();
+	read_log();
+}
+
+/* A route's header matcher sees the generated id too (Envoy routes after
+ * mutateRequestHeaders), with no filter but the router: /m matches only
+ * a request with an x-request-id. Fails before: 404. */
+static void test_route_matcher_sees_the_generated_id(void **state)
+{
+	(void)state;
+	char u[64], v[64];
+	start(ALWAYS);
+	exchange(GET("/m"));
+	assert_non_null(strstr(down, "HTTP/1.1 200"));
+	if (!field(up, "x-request-id", u) || !is_uuid(u))
+		fail_msg("the upstream got no generated id:\n%s", up);
+	assert_int_equal(lines(up, "x-request-id"), 1);
+	if (!field(down, "x-request-id", v) || strcmp(v, u) != 0)
+		fail_msg("the response does not carry the upstream's id %s:\n%s", u, down);
+	hh_end();
+	read_log();
+}
+
+/* RBAC's header matchers read the head with the id in it, as Envoy's
+ * RBAC filter runs after mutateRequestHeaders: a policy that allows only
+ * requests with an x-request-id lets one without through (it has the
+ * generated one); a policy that denies the client id "evil" does not
+ * deny it at the edge (replaced before RBAC reads it), and does for an
+ * internal request (kept). Fails before: 403, and 403. */
+static void test_rbac_sees_the_request_id(void **state)
+{
+	(void)state;
+	char u[64];
+	start_with(WITH_RBAC_NEEDS_ID, "");
+	exchange(GET("/a"));
+	assert_non_null(strstr(down, "HTTP/1.1 200"));
+	if (!field(up, "x-request-id", u) || !is_uuid(u))
+		fail_msg("the upstream got no generated id:\n%s", up);
+	hh_end();
+
+	start_with(WITH_RBAC_NOT_EVIL, EXTERNAL);
+	exchange(GET_ID("/a", "evil"));
+	assert_non_null(strstr(down, "HTTP/1.1 200"));
+	if (!field(up, "x-request-id", u) || !is_uuid(u))
+		fail_msg("the upstream did not get a generated id:\n%s", up);
+	hh_end();
+
+	start_with(WITH_RBAC_NOT_EVIL, INTERNAL);
+	exchange(GET_ID("/a", "evil"));
+	assert_non_null(strstr(down, "HTTP/1.1 403"));
+	hh_end();
+	read_log();
+}
+
+/* The bound: a head at max_headers_count's highest (127 lines) still has
+ * the line for the generated id (HTTP_MAX_HDRS is one more), which the
+ * filter sees: its reply (/deny) carries it as its body and as the
+ * response's x-request-id. (Answered by the filter: the harness's
+ * upstream reads no head of 128 lines and more.) */
+static void test_full_head_gets_the_id(void **state)
+{
+	(void)state;
+	char v[64];
+	static char req[8192];
+	start_lua(ALWAYS "\"common_http_protocol_options\":{\"max_headers_count\":127},");
+	int k = snprintf(req, sizeof(req), "GET /deny HTTP/1.1\r\nHost: a\r\n");
+	for (int i = 0; i < 126; i++)
+		k += snprintf(req + k, sizeof(req) - (size_t)k, "x-h%d: %d\r\n", i, i);
+	snprintf(req + k, sizeof(req) - (size_t)k, "\r\n");
+	exchange(req);
+	assert_non_null(strstr(down, "HTTP/1.1 403"));
+	if (!is_uuid(body_of(down)))
+		fail_msg("the filter saw no generated id in a full head:\n%s", down);
+	if (!field(down, "x-request-id", v) || strcmp(v, body_of(down)) != 0)
+		fail_msg("the 403 does not carry the id the filter saw:\n%s", down);
+	/* one line more is refused (431), as before */
+	snprintf(req + k, sizeof(req) - (size_t)k, "x-h126: 126\r\n\r\n");
+	exchange(req);
+	assert_non_null(strstr(down, "HTTP/1.1 431"));
+	hh_end();
+	read_log();
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -302,6 +532,11 @@ int main(void)
 	    T(test_edge_id_in_response_follows_preserve),
 	    T(test_no_request_id_in_response_without_the_option),
 	    T(test_force_trace_sets_the_id_on_an_internal_request),
+	    T(test_filter_sees_the_generated_id),
+	    T(test_filter_sees_the_edge_id),
+	    T(test_route_matcher_sees_the_generated_id),
+	    T(test_rbac_sees_the_request_id),
+	    T(test_full_head_gets_the_id),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
