@@ -345,6 +345,22 @@ static void local_request_id(struct http_stream *st)
 		(void)rid_generate(st);
 }
 
+/* HCM tracing: the decision Envoy makes at the head
+ * (mutateTracingRequestHeader), for a request answered before one was
+ * made, in its id before the reply, its log and its span read it. Out of
+ * line: only a tracing manager's replies come here. */
+static void __attribute__((noinline)) local_trace(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	const struct arn_cfg_hcm *h = hc->hcm;
+	if (!st->res || !(st->state & HTTP_S_HEAD_DONE))
+		return;
+	bool internal = false;
+	if (h->use_remote_address)
+		http_client_addr(h, &st->req.m, hc->raddr, &internal);
+	http_otel_local(st, h->use_remote_address && !internal);
+}
+
 static void local_reply(struct http_stream *st, unsigned status, const char *body, size_t blen,
 			uint32_t flags, const char *details, const struct arn_h1_edit *extra,
 			unsigned n_extra)
@@ -355,6 +371,8 @@ static void local_reply(struct http_stream *st, unsigned status, const char *bod
 	/* the id Envoy gives every request at its head, for the reply, its
 	 * access log and its span */
 	local_request_id(st);
+	if (unlikely(hc->hcm && hc->hcm->tracing))
+		local_trace(st);
 	if (st->state & HTTP_S_RESP_STARTED) {
 		/* too late for a reply: Envoy resets the stream */
 		if (HS(hc))

@@ -562,6 +562,30 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 	return (int)(n + ops->inject(sp, id, parent, e + n));
 }
 
+void http_otel_local(struct http_stream *st, bool edge)
+{
+	const struct arn_cfg_hcm *h = st->hc->hcm;
+	if (!h || !h->tracing || !st->res || st->otel || st->otel_bad)
+		return;
+	start(st, edge, st->request_id, st->request_id_len);
+	const struct http_otel_span *sp = &st->res->otel;
+	if (!sp->changed || !st->request_id || st->request_id_len != RID_UUID_LEN)
+		return;
+	char *text = st->res->text;
+	char *at = (char *)(uintptr_t)st->request_id;
+	if (at < text || at >= text + st->text_len) {
+		/* the client's: copied, as http_otel_req_edits sets it anew */
+		if ((size_t)st->text_len + RID_UUID_LEN + 1 > HTTP_TEXT)
+			return;
+		at = text + st->text_len;
+		memcpy(at, st->request_id, RID_UUID_LEN);
+		at[RID_UUID_LEN] = 0;
+		st->text_len += RID_UUID_LEN + 1;
+		st->request_id = at;
+	}
+	at[RID_TRACE_POS] = status_char[sp->status];
+}
+
 /* ---- the worker's queue and exporter ------------------------------------------------------- */
 
 #define OTEL_PATH "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -1083,10 +1107,9 @@ void http_otel_finish(struct http_stream *st)
 	struct http_otel_span *sp = &st->res->otel;
 	if (!t || !o || !hc->lsn)
 		return;
-	/* a request answered before it went upstream (no route, a filter's
-	 * or the router's local reply) starts its span here, with the id it
-	 * has (Envoy starts every request's at its head; the x-request-id
-	 * Arion generates is made with the upstream request's edits) */
+	/* a request that neither went upstream nor was answered here (a
+	 * local reply starts it: http_otel_local) starts its span now, with
+	 * the id it has (Envoy starts every request's at its head) */
 	if (!st->otel && !st->otel_bad)
 		start(st, hc->hcm->use_remote_address, st->request_id, st->request_id_len);
 	if (!st->otel)

@@ -152,6 +152,19 @@ int http_otel_req_edits(struct http_stream *st, bool edge, const char **rid, uin
 			unsigned cap);
 
 /**
+ * The trace decision of a request answered locally before one was made
+ * (no route, a filter's or the router's reply before its first attempt):
+ * Envoy's mutateTracingRequestHeader decides at the head, so a local
+ * reply's x-request-id (its response header, access log and span) carries
+ * the decision too (UUIDRequestIDExtension::setTraceReason, the 15th
+ * character). The span is started (Envoy's traceRequest), and
+ * st->request_id rewritten: in place when in the stream's text, else a
+ * copy there (no room: as it came). @p edge as http_otel_req_edits'.
+ * Nothing when the HCM does not trace or the decision was made.
+ */
+void http_otel_local(struct http_stream *st, bool edge);
+
+/**
  * The response's x-envoy-decorator-operation (Envoy's ingress
  * propagation): the route's decorator operation with propagate, unless
  * the request named its own. @return true with @p e set.

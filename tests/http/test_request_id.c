@@ -514,6 +514,41 @@ static void test_full_head_gets_the_id(void **state)
 	read_log();
 }
 
+/* A local reply's id carries the trace decision as the upstream's does
+ * (UUIDRequestIDExtension::setTraceReason, Envoy's pack_trace_reason
+ * default: mutateTracingRequestHeader runs at the head): with the HCM's
+ * tracing (100 % random sampling) the 404's generated id, and a client's
+ * UUID, get '9' (sampled) in their 15th character, in the response
+ * (always_set_request_id_in_response) and the access log. Fails before:
+ * the local reply's id kept its '4'. */
+static void test_local_reply_id_carries_the_trace_decision(void **state)
+{
+	(void)state;
+	char v[64], u[64];
+#define CLIENT_UUID "0af76519-16cd-43dd-8448-eb211c80319c"
+	start(ALWAYS HH_TRACING);
+	exchange(GET("/a"));
+	if (!field(up, "x-request-id", u) || strlen(u) != 36 || u[14] != '9')
+		fail_msg("the upstream's id carries no sampled decision:\n%s", up);
+	if (!field(down, "x-request-id", v) || strcmp(u, v) != 0)
+		fail_msg("the response does not carry the upstream's id %s:\n%s", u, down);
+	exchange(GET("/none"));
+	assert_non_null(strstr(down, "HTTP/1.1 404"));
+	if (!field(down, "x-request-id", v) || strlen(v) != 36 || v[14] != '9')
+		fail_msg("the 404's id carries no sampled decision:\n%s", down);
+	strcpy(u, v);
+	exchange(GET_ID("/none", CLIENT_UUID));
+	if (!field(down, "x-request-id", v) ||
+	    strcmp(v, "0af76519-16cd-93dd-8448-eb211c80319c") != 0)
+		fail_msg("the 404's client id carries no sampled decision:\n%s", down);
+	hh_end();
+	const char *l = read_log();
+	char want[256];
+	snprintf(want, sizeof(want), "404 %s\n404 %s\n", u, v);
+	if (!strstr(l, want))
+		fail_msg("the log's ids are not the replies':\n%s\nwanted\n%s", l, want);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -537,6 +572,7 @@ int main(void)
 	    T(test_route_matcher_sees_the_generated_id),
 	    T(test_rbac_sees_the_request_id),
 	    T(test_full_head_gets_the_id),
+	    T(test_local_reply_id_carries_the_trace_decision),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
