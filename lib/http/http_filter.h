@@ -67,6 +67,17 @@ struct http_filter_ops {
 	long (*decode_xform)(struct http_stream *st, char *data, size_t len, bool end,
 			     const char **out);
 	/**
+	 * The output of a decode_xform that was full first: the filter sets
+	 * HTTP_S_REQ_MORE (in decode_xform or here) when its input slice is
+	 * not all taken; the HCM then forwards what it returned, reads no
+	 * more of the request and, once the upstream took that (its queued),
+	 * calls this for the next piece (*@p out, valid as decode_xform's),
+	 * until the filter leaves the bit clear. @return the piece's bytes,
+	 * or -1: the filter answered. NULL: the filter's output is never
+	 * full (it has no HTTP_S_REQ_MORE).
+	 */
+	long (*decode_more)(struct http_stream *st, const char **out);
+	/**
 	 * The response head goes to the client: its edits, into @p e (at most
 	 * @p cap), values in the stream's text. @return how many, or -ENOSPC;
 	 * or, for the upstream's head alone, -EAGAIN: the filter holds it (it
@@ -118,11 +129,18 @@ struct http_filter_ops {
 	void (*stream_end)(struct http_stream *st);
 };
 
+/* A stream's request event that came with its head (HTTP_S_END_HELD)
+ * never comes with a body, and a decode_xform filter's output that was
+ * full (http_filter_ops.decode_more) comes only with a body: one bit for
+ * the two, which sends req_ready off its usual path (http_hcm.c). */
+#define HTTP_S_REQ_MORE HTTP_S_END_HELD
+
 /* The filters, each defined by its file. */
 extern const struct http_filter_ops http_l4_filter_ops;		/* health check, RBAC, ratelimit */
 extern const struct http_filter_ops http_mcp_filter_ops;	/* the MCP gateway */
 extern const struct http_filter_ops http_grpc_stats_filter_ops; /* grpc_stats */
 extern const struct http_filter_ops http_compressor_filter_ops; /* compressor */
+extern const struct http_filter_ops http_decompressor_filter_ops; /* decompressor */
 extern const struct http_filter_ops http_grpc_web_filter_ops;	/* grpc_web */
 extern const struct http_filter_ops http_otel_filter_ops;	/* HCM tracing (http_otel.c) */
 

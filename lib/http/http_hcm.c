@@ -1020,6 +1020,7 @@ static inline __attribute__((always_inline)) bool req_may_parse(struct http_stre
 
 static bool req_end(struct http_stream *st);
 static void req_progress(struct http_stream *st);
+static bool req_more(struct http_stream *st);
 
 static bool req_ready(struct http_stream *st)
 {
@@ -1037,9 +1038,16 @@ static bool req_ready(struct http_stream *st)
 		}
 		if (!(st->state & HTTP_S_END_HELD))
 			return true;
+		st->state &= ~HTTP_S_END_HELD;
+		if (unlikely(st->req_xf) && http_filters[st->req_xf - 1]->decode_more) {
+			/* HTTP_S_REQ_MORE: the filter's next piece, once the
+			 * upstream took the last (the flush above) */
+			if (!req_more(st))
+				return false;
+			continue;
+		}
 		/* an END that came with its head: handled where its decode
 		 * would have given it */
-		st->state &= ~HTTP_S_END_HELD;
 		req_progress(st);
 		if (!req_end(st))
 			return false;
@@ -1111,6 +1119,51 @@ static __attribute__((noinline, cold)) bool req_xform(struct http_stream *st, co
 	return true;
 }
 
+/* Body bytes to the upstream (and the body kept for a retry). */
+static inline __attribute__((always_inline)) void req_send(struct http_stream *st, const char *data,
+							   size_t len)
+{
+	if ((st->state & HTTP_S_KEEP_BODY) && !(st->state & HTTP_S_TUNNEL) &&
+	    !http_rb_append(st, data, len))
+		http_rb_abandon(st);
+	struct http_peer *up = http_up_peer(st->up);
+	up->codec->encode_body(up, data, len);
+	if (CS(st))
+		arn_stats_add(CS(st), st->hc->w->slot, ARN_CL_upstream_cx_tx_bytes_total, len);
+}
+
+/* A body slice through the filter that rewrites it: what it made goes
+ * upstream. Its output may be full first (HTTP_S_REQ_MORE: a
+ * decompressor's piece): the stream then takes no event until the
+ * upstream took the piece and req_ready had the filter go on (out of
+ * line: only such a filter's streams come here). */
+static __attribute__((noinline, cold)) bool req_body_xf(struct http_stream *st, const char *data,
+							size_t len)
+{
+	if (!req_xform(st, &data, &len))
+		return false;
+	if (len)
+		req_send(st, data, len); /* (an HTTP/1.1 chunk of 0 would end the body) */
+	if (st->state & HTTP_S_REQ_MORE) {
+		st->hc->again = true;
+		return false;
+	}
+	return true;
+}
+
+/* What a filter's full output left (HTTP_S_REQ_MORE, cleared): its next
+ * piece goes upstream. @return false when the filter answered. */
+static __attribute__((noinline, cold)) bool req_more(struct http_stream *st)
+{
+	const char *out = NULL;
+	long k = http_filters[st->req_xf - 1]->decode_more(st, &out);
+	if (k < 0)
+		return false;
+	if (k)
+		req_send(st, out, (size_t)k);
+	return true;
+}
+
 static bool req_body(struct http_stream *st, const char *data, size_t len)
 {
 	struct http_conn *hc = st->hc;
@@ -1126,19 +1179,9 @@ static bool req_body(struct http_stream *st, const char *data, size_t len)
 		return st->filter->decode_body(st, data, len);
 	if (!st->up)
 		return false;
-	if (unlikely(st->req_xf)) {
-		if (!req_xform(st, &data, &len))
-			return false;
-		if (!len)
-			return true; /* (an HTTP/1.1 chunk of 0 would end the body) */
-	}
-	if ((st->state & HTTP_S_KEEP_BODY) && !(st->state & HTTP_S_TUNNEL) &&
-	    !http_rb_append(st, data, len))
-		http_rb_abandon(st);
-	struct http_peer *up = http_up_peer(st->up);
-	up->codec->encode_body(up, data, len);
-	if (CS(st))
-		arn_stats_add(CS(st), hc->w->slot, ARN_CL_upstream_cx_tx_bytes_total, len);
+	if (unlikely(st->req_xf))
+		return req_body_xf(st, data, len);
+	req_send(st, data, len);
 	return true;
 }
 

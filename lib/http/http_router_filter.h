@@ -71,7 +71,9 @@ void http_route_timer_start(struct http_stream *st);
 static inline void http_route_timer_due(struct http_stream *st)
 {
 	uint32_t s = st->state;
-	if (st->timeout_ms && (s & (HTTP_S_REQ_DONE | HTTP_S_END_HELD)) &&
+	/* (END_HELD with a body-rewriting filter is its HTTP_S_REQ_MORE: the
+	 * request is still going out) */
+	if (st->timeout_ms && ((s & HTTP_S_REQ_DONE) || ((s & HTTP_S_END_HELD) && !st->req_xf)) &&
 	    !(s & (HTTP_S_ROUTE_TIMER | HTTP_S_RESP_DONE | HTTP_S_LOCAL | HTTP_S_TUNNEL)) &&
 	    (st->up || (s & HTTP_S_PENDING)))
 		http_route_timer_start(st);
