@@ -859,6 +859,25 @@ struct arn_cfg_compressor_route {
 	struct arn_cfg_compressor lib;
 };
 
+/**
+ * One envoy.filters.http.decompressor filter, Envoy's defaults filled in
+ * (lib/config/conv_decompressor.c; lib/http/http_decompressor.c runs it).
+ * Its library is one of enum arn_cfg_cmp_lib's: gzip, br or zstd.
+ */
+struct arn_cfg_decompressor {
+	const char *name;    /* decompressor_library.name: the stats' <name> */
+	uint8_t lib;	     /* enum arn_cfg_cmp_lib */
+	bool req_enabled;    /* request_direction_config.common_config.enabled */
+	bool resp_enabled;   /* response_direction_config.common_config.enabled */
+	bool req_ignore_nt;  /* request's ignore_no_transform_header */
+	bool resp_ignore_nt; /* response's ignore_no_transform_header */
+	bool advertise;	     /* advertise_accept_encoding (true unset) */
+	bool br_no_realloc;  /* brotli's disable_ring_buffer_reallocation */
+	uint8_t gz_window;   /* 9..15, 15 unset */
+	uint32_t chunk_size; /* output piece, 4096 unset */
+	uint32_t max_ratio;  /* gzip's max_inflate_ratio (1..1032, 100); 100 for the others */
+};
+
 enum {
 	ARN_CFG_UNDERSCORES_ALLOW = 0,
 	ARN_CFG_UNDERSCORES_REJECT = 1,
@@ -933,6 +952,10 @@ struct arn_cfg_hcm {
 	const struct arn_cfg_compressor *compressors;
 	size_t n_compressors;
 	bool cmp_strip_accept_encoding;
+	/* envoy.filters.http.decompressor filters, in chain order
+	 * (http_decompressor.c) */
+	const struct arn_cfg_decompressor *decompressors;
+	size_t n_decompressors;
 	bool preserve_external_request_id;
 	bool strip_matching_host_port;
 	bool strip_any_host_port;

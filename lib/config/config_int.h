@@ -293,6 +293,9 @@ void conv_compressor_filter(struct conv *c, struct pb any, size_t nf, struct arn
 /** A compressor filter's CompressorPerRoute converted; NULL only without
  * memory. conv_compressor.c */
 const struct arn_cfg_compressor_route *conv_compressor_route(struct conv *c, struct pb p);
+/** An envoy.filters.http.decompressor filter (@p any, its typed_config)
+ * appended to @p out's decompressors (room for @p nf). conv_decompressor.c */
+void conv_decompressor_filter(struct conv *c, struct pb any, size_t nf, struct arn_cfg_hcm *out);
 /** envoy.filters.http.ratelimit's RateLimit and RateLimitPerRoute,
  * converted; NULL only without memory. conv_rls.c */
 const struct arn_cfg_rls *conv_rls(struct conv *c, struct pb p);

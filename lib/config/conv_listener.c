@@ -21,6 +21,7 @@
 #define HEALTH_CHECK_TYPE "envoy.extensions.filters.http.health_check.v3.HealthCheck"
 #define GRPC_STATS_TYPE "envoy.extensions.filters.http.grpc_stats.v3.FilterConfig"
 #define COMPRESSOR_TYPE "envoy.extensions.filters.http.compressor.v3.Compressor"
+#define DECOMPRESSOR_TYPE "envoy.extensions.filters.http.decompressor.v3.Decompressor"
 #define GRPC_WEB_TYPE "envoy.extensions.filters.http.grpc_web.v3.GrpcWeb"
 #define TLS_INSPECTOR_TYPE "envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector"
 #define PROXY_PROTOCOL_TYPE "envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol"
@@ -448,6 +449,15 @@ static struct arn_cfg_hcm *hcm(struct conv *c, struct pb any)
 				cf->off = off;
 				cf->filter_name = out->http_filter_names[out->n_http_filters];
 			}
+			off = false;
+		} else if (arn_sv_eq(tn, DECOMPRESSOR_TYPE)) {
+			size_t m2 = conv_push(c, "typed_config");
+			conv_decompressor_filter(c, tc, nf, out);
+			conv_pop(c, m2);
+			if (off)
+				conv_err(c, "disabled",
+					 "not supported by Arion for the decompressor filter: "
+					 "remove the filter instead");
 			off = false;
 		} else if (arn_sv_eq(tn, ARN_TYPE_MCP_GATEWAY)) {
 			/* arion.filters.http.mcp_gateway (X14): its ToolSet is

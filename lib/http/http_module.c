@@ -45,6 +45,7 @@
 #include "http_stream.h"
 #include "http_hc.h"
 #include "http_compressor.h"
+#include "http_decompressor.h"
 #include "http_grpc_stats.h"
 #include "http_mcp_tools.h"
 #include "http_mcp.h"
@@ -76,13 +77,18 @@ static struct arn_stats_scope *g_lm_stats; /* listener_manager.* */
  * first: Envoy's comes first in the chains that have it (Contour's,
  * Istio's), so the filters after it see a gRPC request and their local
  * replies are gRPC's, and its response edits take the body before the
- * compressor's. */
+ * compressor's. The decompressor after the compressor: the compressor
+ * sees the upstream's content-encoding (and leaves such a response
+ * alone, as Envoy's before a decompressor in the chain does), and the
+ * decompressor reads a request body only an earlier filter did not
+ * (buffer, ext_authz). */
 static const struct http_filter_ops *const filter_chain[] = {
     &http_grpc_web_filter_ops, /* first: see above */
     &http_l4_filter_ops,
     &http_mcp_filter_ops,
     &http_grpc_stats_filter_ops,
     &http_compressor_filter_ops,
+    &http_decompressor_filter_ops,
     &http_otel_filter_ops, /* HCM tracing: the span at the stream's end, the decorator's header */
 };
 
@@ -200,6 +206,7 @@ static void worker_free(struct http_worker *w)
 	http_mcp_tools_worker_fini(w);
 	http_grpc_stats_worker_fini(w);
 	http_cmp_worker_fini(w);
+	http_dcmp_worker_fini(w);
 	http_authz_worker_fini(w);
 	http_jwks_worker_fini(w);
 	http_rls_worker_fini(w);
@@ -289,8 +296,8 @@ static int worker_init(struct arn_lcore *lc, void *arg)
 	if (!w->conns || !w->ups || !w->res_mem || !w->pools || !w->big_mem || !w->trl_mem ||
 	    http_tcpp_worker_init(w, w->n_ups) != 0 || http_mcp_worker_init(w, &cfg_mcp) != 0 ||
 	    http_grpc_stats_worker_init(w) != 0 || http_mcp_tools_worker_init(w) != 0 ||
-	    http_cmp_worker_init(w) != 0 || http_hc_worker_init(w) != 0 ||
-	    http_shadow_worker_init(w) != 0) {
+	    http_cmp_worker_init(w) != 0 || http_dcmp_worker_init(w) != 0 ||
+	    http_hc_worker_init(w) != 0 || http_shadow_worker_init(w) != 0) {
 		ARN_ERR(HTTP, "worker %u: out of memory for the HTTP pools", idx);
 		worker_free(w);
 		return -ENOMEM;
@@ -417,6 +424,7 @@ static __attribute__((noinline)) void worker_poll_work(struct http_worker *w)
 		http_pools_sweep(w, g);
 		http_grpc_stats_sweep(w, g);
 		http_cmp_sweep(w, g);
+		http_dcmp_sweep(w, g);
 		http_mcp_tools_sweep(w, g);
 		http_mcp_gen(w, g);
 		http_hc_gen(w, g);
@@ -532,6 +540,7 @@ int arn_http_start(struct arn_config_store *s, const struct arn_http_options *o)
 	arn_stats_pull_register(tls_worker_stats_pull, NULL);
 	http_grpc_stats_start();
 	http_cmp_start();
+	http_dcmp_start();
 	http_mcp_tools_start();
 	return 0;
 }
@@ -547,6 +556,7 @@ void arn_http_stop(void)
 	arn_stats_pull_unregister(tls_worker_stats_pull, NULL);
 	http_grpc_stats_stop();
 	http_cmp_stop();
+	http_dcmp_stop();
 	http_mcp_tools_stop();
 	http_mcp_stop();
 	http_rt_fini();

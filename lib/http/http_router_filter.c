@@ -15,6 +15,7 @@
 #include "arn_config.h"
 #include "arn_log.h"
 #include "arn_mem.h"
+#include "http_decompressor.h"
 #include "http_gw_stream.h"
 #include "http_l4.h"
 #include "http_local.h"
@@ -1045,6 +1046,17 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 		int k = http_otel_req_edits(st, hc->hcm->use_remote_address && !x.internal,
 					    &x.request_id, &x.request_id_len, text, HTTP_TEXT,
 					    &st->text_len, e + n, MAX_EDITS - 1 - (unsigned)n);
+		if (k < 0) {
+			request_edit_overflow(st, "header_edits_overflow");
+			return -1;
+		}
+		n += k;
+	}
+	if (unlikely(hc->hcm->n_decompressors)) {
+		/* a decompressor's advertise_accept_encoding: of the request's
+		 * own Accept-Encoding (per request: such a list is never kept) */
+		hc->re_gen_id = 0;
+		int k = http_dcmp_req_edits(st, e + n, MAX_EDITS - 1 - (unsigned)n);
 		if (k < 0) {
 			request_edit_overflow(st, "header_edits_overflow");
 			return -1;

@@ -140,6 +140,9 @@ struct http_res {
 	/* httpCall()'s sub-requests (http_lua.c's struct lua_hcall list),
 	 * cancelled and freed at the stream's end */
 	void *lua_calls;
+	/* envoy.filters.http.decompressor's request state (http_decompressor.c),
+	 * freed at the stream's end */
+	void *dcmp;
 	/* larger scratch for a head whose segment-spanning lines outgrow
 	 * req_scratch / resp_scratch, and a trailer array for HTTP/1
 	 * trailers past the slots their head left (from the worker's pools,

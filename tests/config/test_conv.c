@@ -584,6 +584,80 @@ static void test_compressor_filter(void **state)
 #undef CMP_LISTENER
 }
 
+/* envoy.filters.http.decompressor: the library's typed_config converted
+ * with Envoy's defaults (GzipDecompressorFactory: window 15, chunk 4096,
+ * max_inflate_ratio 100; both directions on, advertise_accept_encoding
+ * true), the directions' fields taken, bad values refused naming the
+ * field (Envoy's validation ranges). */
+static void test_decompressor_filter(void **state)
+{
+	(void)state;
+#define DC_LISTENER(CFG, LIB)                                                                      \
+	"{\"name\":\"l\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","                \
+	"\"port_value\":83}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
+	"\"typed_config\":{" TJ_HCM_AT ",\"stat_prefix\":\"x\",\"route_config\":{},"               \
+	"\"http_filters\":[{\"name\":\"envoy.filters.http.decompressor\",\"typed_config\":{"       \
+	"\"@type\":\"type.googleapis.com/"                                                         \
+	"envoy.extensions.filters.http.decompressor.v3.Decompressor\"" CFG                         \
+	",\"decompressor_library\":{\"name\":\"in\",\"typed_config\":{\"@type\":"                  \
+	"\"type.googleapis.com/" LIB "}}}}," TJ_ROUTER "]}}]}]}"
+#define DGZ(X) "envoy.extensions.compression.gzip.decompressor.v3.Gzip\"" X
+	tc_ok(L, DC_LISTENER("", DGZ("")));
+	const struct arn_cfg_hcm *h = listener("l")->chains[0].hcm;
+	assert_int_equal(h->n_decompressors, 1);
+	const struct arn_cfg_decompressor *o = &h->decompressors[0];
+	assert_string_equal(o->name, "in");
+	assert_int_equal(o->lib, ARN_CFG_CMP_GZIP);
+	assert_true(o->req_enabled && o->resp_enabled && o->advertise);
+	assert_false(o->req_ignore_nt || o->resp_ignore_nt);
+	assert_int_equal(o->gz_window, 15);
+	assert_int_equal(o->chunk_size, 4096);
+	assert_int_equal(o->max_ratio, 100);
+	tc_ok(L, DC_LISTENER(
+		     ",\"request_direction_config\":{\"common_config\":{\"enabled\":{"
+		     "\"default_value\":false,\"runtime_key\":\"k\"}},"
+		     "\"advertise_accept_encoding\":false},\"response_direction_config\":{"
+		     "\"common_config\":{\"ignore_no_transform_header\":true}}",
+		     DGZ(",\"window_bits\":9,\"chunk_size\":8192,\"max_inflate_ratio\":1032")));
+	o = &listener("l")->chains[0].hcm->decompressors[0];
+	assert_false(o->req_enabled);
+	assert_false(o->advertise);
+	assert_true(o->resp_enabled && o->resp_ignore_nt);
+	assert_int_equal(o->gz_window, 9);
+	assert_int_equal(o->chunk_size, 8192);
+	assert_int_equal(o->max_ratio, 1032);
+	tc_ok(L, DC_LISTENER("", "envoy.extensions.compression.brotli.decompressor.v3.Brotli\","
+				 "\"disable_ring_buffer_reallocation\":true"));
+	o = &listener("l")->chains[0].hcm->decompressors[0];
+	assert_int_equal(o->lib, ARN_CFG_CMP_BROTLI);
+	assert_true(o->br_no_realloc);
+	tc_ok(L, DC_LISTENER("", "envoy.extensions.compression.zstd.decompressor.v3.Zstd\","
+				 "\"chunk_size\":65536"));
+	o = &listener("l")->chains[0].hcm->decompressors[0];
+	assert_int_equal(o->lib, ARN_CFG_CMP_ZSTD);
+	assert_int_equal(o->chunk_size, 65536);
+	/* refused, naming the field */
+	tc_refused(L, DC_LISTENER("", DGZ(",\"window_bits\":16")),
+		   "decompressor_library.typed_config.window_bits: 16 is out of range: 9 to 15");
+	tc_refused(L, DC_LISTENER("", DGZ(",\"max_inflate_ratio\":0")),
+		   "typed_config.max_inflate_ratio: 0 is out of range: 1 to 1032");
+	tc_refused(L, DC_LISTENER("", DGZ(",\"max_inflate_ratio\":1033")),
+		   "typed_config.max_inflate_ratio: 1033 is out of range: 1 to 1032");
+	tc_refused(L,
+		   DC_LISTENER("", "envoy.extensions.compression.brotli.decompressor.v3.Brotli\","
+				   "\"chunk_size\":4095"),
+		   "typed_config.chunk_size: 4095 is out of range: 4096 to 65536");
+	tc_refused(L,
+		   DC_LISTENER("", "envoy.extensions.compression.zstd.decompressor.v3.Zstd\","
+				   "\"dictionaries\":[{\"filename\":\"d\"}]"),
+		   "typed_config.dictionaries: not supported by Arion");
+	tc_refused(L, DC_LISTENER("", "envoy.extensions.compression.gzip.compressor.v3.Gzip\""),
+		   "decompressor library 'envoy.extensions.compression.gzip.compressor.v3.Gzip' "
+		   "is not supported by Arion");
+#undef DGZ
+#undef DC_LISTENER
+}
+
 static void test_echo_and_optional_filter(void **state)
 {
 	(void)state;
@@ -1848,6 +1922,7 @@ const struct CMUnitTest conv_tests[] = {
     TC(test_grpc_stats_filter),
     TC(test_grpc_web_filter),
     TC(test_compressor_filter),
+    TC(test_decompressor_filter),
     TC(test_echo_and_optional_filter),
     TC(test_refuse_unknown_http_filter),
     TC(test_refuse_network_filter),
