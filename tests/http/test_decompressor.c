@@ -33,6 +33,7 @@
 	"                  generate_request_id: false\n"                                           \
 	"                  route_config:\n"                                                        \
 	"                    virtual_hosts: [{name: all, domains: [\"*\"], routes: [{match: "      \
+	"{prefix: \"/slow\"}, route: {cluster: web, timeout: 1s}}, {match: "                       \
 	"{prefix: \"/\"}, route: {cluster: web}}]}]\n"                                             \
 	"                  http_filters:\n" filters                                                \
 	"                    - name: envoy.filters.http.router\n"                                  \
@@ -761,6 +762,44 @@ static void test_request_slow_upstream_and_corrupt(void **state)
 	free(body);
 }
 
+/* The route's timeout runs from the request's end, as Envoy's router
+ * starts it (onRequestComplete): a request whose decompressed body an
+ * upstream takes slowly (its pieces held, HTTP_S_REQ_MORE) for longer
+ * than the timeout is not timed out meanwhile, and its answer goes
+ * through. */
+static void test_request_route_timeout_from_end(void **state)
+{
+	(void)state;
+	http_dcmp_chunk_cap = 256;
+	size_t n = 150000, cn;
+	uint8_t *body = noise_body(n);
+	uint8_t *cb = pack("gzip", body, n, &cn);
+	hh_begin(1);
+	struct peer *c = client(0, 80);
+	char req[256];
+	snprintf(req, sizeof(req),
+		 "POST /slow HTTP/1.1\r\nHost: a\r\nContent-Encoding: gzip\r\nContent-Length: "
+		 "%zu\r\n\r\n",
+		 cn);
+	send_str(c, req);
+	struct peer *u = last_upstream();
+	hh_window(u, 0);
+	hh_send(c, cb, (uint32_t)cn, 0);
+	for (int i = 0; i < 150; i++)
+		hh_advance(20); /* 3 s: past the route's 1 s */
+	assert_null(memmem(c->cap, c->cap_len, "HTTP/1.1 504", 12));
+	hh_window(u, 255);
+	for (int i = 0; i < 100; i++)
+		hh_advance(5);
+	send_str(u, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+	hh_advance(20);
+	assert_non_null(memmem(c->cap, c->cap_len, "HTTP/1.1 200 OK", 15));
+	hh_end();
+	http_dcmp_chunk_cap = 65536;
+	free(cb);
+	free(body);
+}
+
 /* The stream-less run (the fuzzer's): fed one byte at a time as well as
  * whole, each library's body comes out byte for byte. */
 struct sinkbuf {
@@ -813,6 +852,7 @@ int main(void)
 	    cmocka_unit_test(test_state_cap),
 	    cmocka_unit_test(test_request_inflated),
 	    cmocka_unit_test(test_request_slow_upstream_and_corrupt),
+	    cmocka_unit_test(test_request_route_timeout_from_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
