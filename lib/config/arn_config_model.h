@@ -1059,10 +1059,43 @@ struct arn_cfg_tls {
 	uint8_t ocsp_staple_policy; /* enum arn_cfg_ocsp_policy (downstream) */
 };
 
+/* An envoy.config.core.v3.CidrRange as Envoy's Network::Address::CidrRange
+ * holds it: its family and its address masked to its length
+ * (truncateIpAddressAndLength). Arion's own addresses are IPv4; IPv6
+ * ranges are kept so that a configuration mixing both families means what
+ * it means in Envoy (arn_cfg_cidr_has4: no IPv4 address is in them). */
 struct arn_cfg_cidr {
-	uint32_t addr; /* host order, masked */
-	uint8_t len;
+	uint32_t addr;	   /* IPv4: host order, masked */
+	uint8_t len;	   /* prefix length: 0..32, IPv6 0..128 */
+	bool v6;	   /* an IPv6 range: addr6, not addr */
+	uint8_t addr6[16]; /* IPv6: network order, masked */
 };
+
+/** Is the IPv4 address @p a (host order) in @p c? Envoy's
+ * CidrRange::isInRange: an address of the other family is in no range, so
+ * an IPv4 address is never in an IPv6 range, the IPv4-mapped
+ * ::ffff:0:0/96 included (Envoy's IPv4 peer is an Ipv4Instance). The
+ * family test comes first: an IPv4 range costs one byte test more. */
+static inline bool arn_cfg_cidr_has4(const struct arn_cfg_cidr *c, uint32_t a)
+{
+	if (c->v6)
+		return false;
+	uint32_t mask = c->len ? ~0u << (32 - c->len) : 0;
+	return (a & mask) == c->addr;
+}
+
+/** Is the IPv6 address @p a (16 bytes, network order) in @p c? Never in an
+ * IPv4 range (CidrRange::isInRange); else the first len bits equal. */
+static inline bool arn_cfg_cidr_has6(const struct arn_cfg_cidr *c, const uint8_t a[16])
+{
+	if (!c->v6)
+		return false;
+	unsigned full = c->len / 8u, rest = c->len % 8u;
+	for (unsigned i = 0; i < full; i++)
+		if (a[i] != c->addr6[i])
+			return false;
+	return rest == 0 || ((a[full] ^ c->addr6[full]) & (uint8_t)(0xffu << (8 - rest))) == 0;
+}
 
 /* HttpConnectionManager.forward_client_cert_details, Envoy's values */
 enum arn_cfg_fcc {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arn_access_log.h"
+#include "arn_ip6.h"
 #include "arn_proto.h"
 #include "config_int.h"
 
@@ -70,6 +71,14 @@ void conv_header_matcher(struct conv *c, struct pb hm, struct arn_cfg_header_mat
 	}
 }
 
+/*
+ * Envoy's CidrRange::create(const envoy::config::core::v3::CidrRange&):
+ * the address is IPv4 (inet_pton) or else IPv6 (arn_ip6_parse, Envoy's
+ * parseV6Address); prefix_len at most 128 (the proto's validation rule),
+ * and truncateIpAddressAndLength's treatment of the rest: an IPv4 length
+ * above 32 is 32, the bits past the length are cleared. Unlike Envoy, an
+ * unset prefix_len is 32 (an address alone), not 0 (every address).
+ */
 void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out)
 {
 	conv_only(c, cr, "address_prefix,prefix_len");
@@ -78,15 +87,29 @@ void conv_cidr(struct conv *c, struct pb cr, struct arn_cfg_cidr *out)
 	struct in_addr in;
 	snprintf(buf, sizeof(buf), "%.*s", (int)a.size, a.data);
 	uint32_t pl = 32;
-	pb_wrapped_u32(cr, "prefix_len", &pl);
-	if (inet_pton(AF_INET, buf, &in) != 1) {
-		conv_err(c, "address_prefix", "'%s' is not an IPv4 address", buf);
-	} else if (pl > 32) {
-		conv_err(c, "prefix_len", "%u is more than 32", pl);
-	} else {
+	bool has_len = pb_wrapped_u32(cr, "prefix_len", &pl);
+	memset(out, 0, sizeof(*out));
+	if (pl > 128) {
+		conv_err(c, "prefix_len", "%u is more than 128", pl);
+	} else if (a.size < sizeof(buf) && !memchr(a.data, 0, a.size) &&
+		   inet_pton(AF_INET, buf, &in) == 1) {
+		if (pl > 32)
+			pl = 32;
 		uint32_t mask = pl ? ~0u << (32 - pl) : 0;
 		out->addr = ntohl(in.s_addr) & mask;
 		out->len = (uint8_t)pl;
+	} else if (arn_ip6_parse(a.data, a.size, out->addr6) == 0) {
+		/* an address alone is all of its bits, as for IPv4 */
+		if (!has_len)
+			pl = 128;
+		out->v6 = true;
+		out->len = (uint8_t)pl;
+		for (unsigned i = 0; i < 16; i++) {
+			unsigned keep = pl >= 8 * (i + 1) ? 8 : pl > 8 * i ? pl - 8 * i : 0;
+			out->addr6[i] &= (uint8_t)(0xff00u >> keep);
+		}
+	} else {
+		conv_err(c, "address_prefix", "'%s' is not an IPv4 or IPv6 address", buf);
 	}
 }
 

@@ -664,17 +664,19 @@ int arn_cfg_route_rewrite_path(const struct arn_cfg_route *r, const char *path, 
 /* ---- filter chains ---------------------------------------------------------- */
 
 /* Longest prefix: the prefix length + 1, 0 without prefixes (which Envoy
- * files as 0.0.0.0/0: an empty list and a /0 are equally unspecific). */
+ * files as 0.0.0.0/0: an empty list and a /0 are equally unspecific).
+ * IPv6 ranges hold no IPv4 address (Envoy's LcTrie keeps them in a trie
+ * of their own that an IPv4 address never looks up), so a list of only
+ * IPv6 ranges is -1 for every IPv4 address: only an empty list is "any"
+ * (Envoy's makeCidrListEntry files the empty list alone as the catch-all). */
 static int cidr_score(const struct arn_cfg_cidr *c, size_t n, uint32_t addr)
 {
 	if (n == 0)
 		return 0;
 	int best = -1;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t mask = c[i].len ? ~0u << (32 - c[i].len) : 0;
-		if ((addr & mask) == c[i].addr && (int)c[i].len > best)
+	for (size_t i = 0; i < n; i++)
+		if (arn_cfg_cidr_has4(&c[i], addr) && (int)c[i].len > best)
 			best = c[i].len;
-	}
 	return best;
 }
 

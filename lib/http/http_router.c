@@ -76,12 +76,11 @@ bool http_addr_internal(const struct arn_cfg_hcm *h, uint32_t a)
 		return false; /* Envoy 1.36: none unless configured */
 	if (!h->n_internal_cidrs)
 		return ip4_internal(a);
-	for (size_t i = 0; i < h->n_internal_cidrs; i++) {
-		const struct arn_cfg_cidr *c = &h->internal_cidrs[i];
-		uint32_t mask = c->len ? ~0u << (32 - c->len) : 0;
-		if ((a & mask) == c->addr)
+	/* IPv6 ranges make no IPv4 address internal (CidrRange::isInRange);
+	 * ranges of only IPv6 make none internal, not RFC 1918 */
+	for (size_t i = 0; i < h->n_internal_cidrs; i++)
+		if (arn_cfg_cidr_has4(&h->internal_cidrs[i], a))
 			return true;
-	}
 	return false;
 }
 
@@ -191,11 +190,9 @@ static bool xff_from_right(const struct arn_h1_msg *m, unsigned skip, uint32_t *
 
 static bool in_cidrs(const struct arn_cfg_cidr *c, size_t n, uint32_t a)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint32_t mask = c[i].len ? ~0u << (32 - c[i].len) : 0;
-		if ((a & mask) == c[i].addr)
+	for (size_t i = 0; i < n; i++)
+		if (arn_cfg_cidr_has4(&c[i], a))
 			return true;
-	}
 	return false;
 }
 

@@ -10,10 +10,13 @@
 
 #include "arn_rbac.h"
 
+/* Envoy's IPMatcher: CidrRange::isInRange on the address the rule names.
+ * Every address Arion has is IPv4, so an IPv6 range matches none of them
+ * and its not_id / not_rule matches all of them, as in Envoy for an IPv4
+ * peer. */
 static bool in_cidr(const struct arn_cfg_cidr *c, uint32_t addr)
 {
-	uint32_t mask = c->len ? ~0u << (32 - c->len) : 0;
-	return (addr & mask) == c->addr;
+	return arn_cfg_cidr_has4(c, addr);
 }
 
 /* The path without query and fragment, as Envoy's PathMatcher sees it. */

@@ -85,7 +85,8 @@ static void test_fcc_refusals(void **state)
 }
 
 /* internal_address_config: unset (no internal address), set without
- * ranges (RFC 1918), ranges; an IPv6 range refused by field. */
+ * ranges (RFC 1918), ranges; IPv6 ranges kept with their family, masked
+ * (Envoy's CidrRange::create), a prefix_len above 128 refused by field. */
 static void test_internal_address_config(void **state)
 {
 	(void)state;
@@ -102,11 +103,34 @@ static void test_internal_address_config(void **state)
 	assert_int_equal(h->internal_cidrs[0].len, 16);
 	assert_int_equal(h->internal_cidrs[1].addr, 0xc0000207);
 	assert_int_equal(h->internal_cidrs[1].len, 32);
+	/* an IPv6 range beside an IPv4 one (Envoy Gateway's mixed lists) */
+	tc_ok(L, LSN("\"internal_address_config\":{\"cidr_ranges\":[{\"address_prefix\":"
+		     "\"fdff:1:2:3::\",\"prefix_len\":8},{\"address_prefix\":\"10.0.0.0\","
+		     "\"prefix_len\":8},{\"address_prefix\":\"2001:db8::7\"}]},"));
+	h = hcm0();
+	assert_int_equal(h->n_internal_cidrs, 3);
+	static const uint8_t fd[16] = {0xfd};
+	assert_true(h->internal_cidrs[0].v6);
+	assert_int_equal(h->internal_cidrs[0].len, 8);
+	assert_memory_equal(h->internal_cidrs[0].addr6, fd, 16);
+	assert_false(h->internal_cidrs[1].v6);
+	assert_int_equal(h->internal_cidrs[1].addr, 0x0a000000);
+	/* an address alone is all of its bits, as for IPv4 */
+	static const uint8_t one[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 7};
+	assert_true(h->internal_cidrs[2].v6);
+	assert_int_equal(h->internal_cidrs[2].len, 128);
+	assert_memory_equal(h->internal_cidrs[2].addr6, one, 16);
 	tc_refused(L,
 		   LSN("\"internal_address_config\":{\"cidr_ranges\":[{\"address_prefix\":"
-		       "\"fd00::\",\"prefix_len\":8}]},"),
-		   "internal_address_config.cidr_ranges[0].address_prefix: 'fd00::' is not an IPv4 "
-		   "address");
+		       "\"10.0.0.0\",\"prefix_len\":8},{\"address_prefix\":\"fd00::\",\"prefix_"
+		       "len\":129}]},"),
+		   "internal_address_config.cidr_ranges[1].prefix_len: 129 is more than 128");
+	tc_refused(
+	    L,
+	    LSN("\"internal_address_config\":{\"cidr_ranges\":[{\"address_prefix\":"
+		"\"fd00::g\",\"prefix_len\":8}]},"),
+	    "internal_address_config.cidr_ranges[0].address_prefix: 'fd00::g' is not an IPv4 "
+	    "or IPv6 address");
 }
 
 #define IPD(t, fields)                                                                             \
@@ -164,16 +188,52 @@ static void test_ip_detection_refusals(void **state)
 		   LSN("\"original_ip_detection_extensions\":[{\"name\":\"mine\",\"typed_config\":"
 		       "{" AT("google.protobuf.Empty") "}}],"),
 		   "Original IP detection extension not found: 'mine'");
-	tc_refused(
-	    L,
-	    LSN(XFF(",\"xff_trusted_cidrs\":{\"cidrs\":[{\"address_prefix\":\"2001:db8::\","
-		    "\"prefix_len\":32}]}")),
-	    "xff_trusted_cidrs.cidrs[0].address_prefix: '2001:db8::' is not an IPv4 address");
+	tc_refused(L,
+		   LSN(XFF(",\"xff_trusted_cidrs\":{\"cidrs\":[{\"address_prefix\":\"2001:db8::\","
+			   "\"prefix_len\":200}]}")),
+		   "xff_trusted_cidrs.cidrs[0].prefix_len: 200 is more than 128");
+	tc_refused(L,
+		   LSN(XFF(",\"xff_trusted_cidrs\":{\"cidrs\":[{\"address_prefix\":\"[::1]\","
+			   "\"prefix_len\":128}]}")),
+		   "xff_trusted_cidrs.cidrs[0].address_prefix: '[::1]' is not an IPv4 or IPv6 "
+		   "address");
+}
+
+/* Envoy's XffTrustedCidrsTest configuration: IPv4 and IPv6 ranges in one
+ * list, each masked as CidrRange::create masks it (the host bits of
+ * 2001:db8:7e57:1::ff/64 cleared; a /0 keeps nothing); an IPv4 length
+ * above 32 is 32 (truncateIpAddressAndLength), as Envoy accepts it. */
+static void test_ip_detection_ipv6_cidrs(void **state)
+{
+	(void)state;
+	tc_ok(L, LSN(XFF(",\"xff_trusted_cidrs\":{\"cidrs\":[{\"address_prefix\":\"192.0.2.0\","
+			 "\"prefix_len\":24},{\"address_prefix\":\"2001:db8:7e57:1::ff\","
+			 "\"prefix_len\":64},{\"address_prefix\":\"2001:db8:7e57:1::ff\","
+			 "\"prefix_len\":61},{\"address_prefix\":\"::\",\"prefix_len\":0},"
+			 "{\"address_prefix\":\"198.51.100.9\",\"prefix_len\":64}]}")));
+	const struct arn_cfg_ipdetect *d = &hcm0()->ip_detect[0];
+	assert_int_equal(d->n_cidrs, 5);
+	assert_false(d->cidrs[0].v6);
+	assert_int_equal(d->cidrs[0].addr, 0xc0000200);
+	static const uint8_t n64[16] = {0x20, 0x01, 0x0d, 0xb8, 0x7e, 0x57, 0x00, 0x01};
+	static const uint8_t n61[16] = {0x20, 0x01, 0x0d, 0xb8, 0x7e, 0x57, 0x00, 0x00};
+	static const uint8_t zero[16] = {0};
+	assert_true(d->cidrs[1].v6);
+	assert_int_equal(d->cidrs[1].len, 64);
+	assert_memory_equal(d->cidrs[1].addr6, n64, 16);
+	assert_int_equal(d->cidrs[2].len, 61);
+	assert_memory_equal(d->cidrs[2].addr6, n61, 16);
+	assert_true(d->cidrs[3].v6);
+	assert_int_equal(d->cidrs[3].len, 0);
+	assert_memory_equal(d->cidrs[3].addr6, zero, 16);
+	assert_false(d->cidrs[4].v6);
+	assert_int_equal(d->cidrs[4].len, 32);
+	assert_int_equal(d->cidrs[4].addr, 0xc6336409);
 }
 
 const struct CMUnitTest conv_client_tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     T(test_fcc_modes),	  T(test_fcc_refusals),		 T(test_internal_address_config),
-    T(test_ip_detection), T(test_ip_detection_refusals),
+    T(test_ip_detection), T(test_ip_detection_refusals), T(test_ip_detection_ipv6_cidrs),
 };
 const size_t n_conv_client_tests = sizeof(conv_client_tests) / sizeof(conv_client_tests[0]);

@@ -354,11 +354,21 @@ static void test_rbac_refusals(void **state)
 			       "\"permissions\":[{\"any\":true}],\"principals\":[{\"any\":true}],"
 			       "\"condition\":{}}}}")),
 		   "policies[p].condition: not supported by Arion");
+	/* IPv6 ranges are kept (test_rbac_ipv6_ranges); a length past 128 or
+	 * an address of neither family is refused by field */
 	tc_refused(L,
 		   LISTENER(NF("r", NRBAC_AT,
-			       POLICY("{\"destination_ip\":{\"address_prefix\":\"::1\"}}",
+			       POLICY("{\"destination_ip\":{\"address_prefix\":\"::1\","
+				      "\"prefix_len\":129}}",
 				      "{\"any\":true}"))),
-		   "destination_ip.address_prefix: '::1' is not an IPv4 address");
+		   "permissions[0].destination_ip.prefix_len: 129 is more than 128");
+	tc_refused(
+	    L,
+	    LISTENER(NF("r", NRBAC_AT,
+			POLICY("{\"any\":true}",
+			       "{\"remote_ip\":{\"address_prefix\":\"2001:db8::1::2\"}}"))),
+	    "principals[0].remote_ip.address_prefix: '2001:db8::1::2' is not an IPv4 or IPv6 "
+	    "address");
 	tc_refused(
 	    L,
 	    LISTENER(NF("r", NRBAC_AT, POLICY("{\"destination_port\":70000}", "{\"any\":true}"))),
@@ -401,6 +411,32 @@ static void test_rbac_refusals(void **state)
 			     "\"permissions\":[%s],\"principals\":[{\"any\":true}]}}}")),
 		 deep);
 	tc_refused(L, json, "nested more than 32 deep");
+}
+
+/* Envoy Gateway's SecurityPolicy clientCIDRs and authorization rules mix
+ * IPv4 and IPv6 ranges: an IPv6 range (here under not_id, and ::/0) is
+ * converted with its family instead of refusing the listener. */
+static void test_rbac_ipv6_ranges(void **state)
+{
+	(void)state;
+	tc_ok(L,
+	      LISTENER(NF("r", NRBAC_AT,
+			  POLICY("{\"destination_ip\":{\"address_prefix\":\"::1\"}}",
+				 "{\"not_id\":{\"remote_ip\":{\"address_prefix\":\"2001:db8::\","
+				 "\"prefix_len\":32}}},{\"source_ip\":{\"address_prefix\":\"::\","
+				 "\"prefix_len\":0}}"))));
+	const struct arn_cfg_rbac_policy *p = &chain0()->l4_filters[0].rbac->rules->policies[0];
+	assert_true(p->permissions[0].cidr.v6);
+	assert_int_equal(p->permissions[0].cidr.len, 128);
+	assert_int_equal(p->permissions[0].cidr.addr6[15], 1);
+	const struct arn_cfg_rbac_rule *n = &p->principals[0];
+	assert_int_equal(n->kind, ARN_CFG_RBAC_NOT);
+	assert_int_equal(n->kids[0].kind, ARN_CFG_RBAC_REMOTE_IP);
+	assert_true(n->kids[0].cidr.v6);
+	assert_int_equal(n->kids[0].cidr.len, 32);
+	assert_int_equal(n->kids[0].cidr.addr6[3], 0xb8);
+	assert_true(p->principals[1].cidr.v6);
+	assert_int_equal(p->principals[1].cidr.len, 0);
 }
 
 static void test_http_rbac_and_per_route(void **state)
@@ -2445,6 +2481,7 @@ const struct CMUnitTest conv_l4_tests[] = {
     T(test_feature_gate),
     T(test_network_rbac),
     T(test_rbac_refusals),
+    T(test_rbac_ipv6_ranges),
     T(test_http_rbac_and_per_route),
     T(test_http_ext_authz),
     T(test_http_cors),

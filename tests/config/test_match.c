@@ -792,6 +792,47 @@ static void test_filter_chain_selection_order(void **state)
 	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "p9443");
 }
 
+/*
+ * IPv6 prefix ranges (an operator's dual-stack listener): Envoy's
+ * FilterChainManagerImpl looks an IPv4 address up in an IPv4 LcTrie, so an
+ * IPv6 range never matches an IPv4 connection, the IPv4-mapped
+ * ::ffff:0:0/96 ones included (CidrRange::isInRange compares versions
+ * first). A chain whose ranges are all IPv6 matches no IPv4 connection:
+ * it does not become a chain without ranges (Envoy files only the empty
+ * list as the catch-all), in prefix_ranges, direct_source_prefix_ranges
+ * and source_prefix_ranges alike; a mixed list matches by its IPv4 part.
+ */
+static void test_filter_chain_ipv6_ranges(void **state)
+{
+	(void)state;
+	tc_ok(L, "{\"name\":\"f6\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":7000}},\"filter_chains\":["
+		 "{\"name\":\"mapped_dst\",\"filter_chain_match\":{\"prefix_ranges\":[{"
+		 "\"address_prefix\":\"::ffff:10.0.0.0\",\"prefix_len\":104}]}," ECHO_F "},"
+		 "{\"name\":\"v6_direct\",\"filter_chain_match\":{\"direct_source_prefix_ranges\":"
+		 "[{\"address_prefix\":\"::\",\"prefix_len\":0}]}," ECHO_F "},"
+		 "{\"name\":\"v6_src\",\"filter_chain_match\":{\"source_prefix_ranges\":["
+		 "{\"address_prefix\":\"2001:db8::\",\"prefix_len\":32},{\"address_prefix\":"
+		 "\"::ffff:0:0\",\"prefix_len\":96}]}," ECHO_F "},"
+		 "{\"name\":\"mixed\",\"filter_chain_match\":{\"source_prefix_ranges\":["
+		 "{\"address_prefix\":\"::\",\"prefix_len\":0},{\"address_prefix\":"
+		 "\"203.0.113.0\",\"prefix_len\":24}]}," ECHO_F "},"
+		 "{\"name\":\"none\"," ECHO_F "}]}");
+	const struct arn_cfg_listener *l = listener("f6");
+	struct arn_cfg_fc_input in = {.dst_addr = 0x0a000001, .dst_port = 7000, .src_port = 6000};
+	in.src_addr = 0xc0000201; /* 192.0.2.1: no IPv4 range names it */
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "none");
+	in.src_addr = 0xcb007109; /* 203.0.113.9: the IPv4 half of the mixed list */
+	assert_string_equal(arn_cfg_filter_chain_select(l, &in)->name, "mixed");
+	/* with only the IPv6 chains left, an IPv4 client has no chain */
+	tc_ok(L, "{\"name\":\"f6\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","
+		 "\"port_value\":7000}},\"filter_chains\":["
+		 "{\"name\":\"v6_src\",\"filter_chain_match\":{\"source_prefix_ranges\":["
+		 "{\"address_prefix\":\"::\",\"prefix_len\":0}]}," ECHO_F "}]}");
+	l = listener("f6");
+	assert_null(arn_cfg_filter_chain_select(l, &in));
+}
+
 /* Issue 22: a listener update that touches only filter chains keeps the
  * connections of the chains whose FilterChain bytes are unchanged (Envoy's
  * in-place filter chain update); any other change replaces the listener. */
@@ -890,6 +931,7 @@ const struct CMUnitTest match_tests[] = {
     TC(test_filter_chain_selection),
     TC(test_filter_chain_selection_order),
     TC(test_filter_chain_destination_ip_and_source_port),
+    TC(test_filter_chain_ipv6_ranges),
     TC(test_filter_chain_kept),
 };
 const size_t n_match_tests = sizeof(match_tests) / sizeof(match_tests[0]);

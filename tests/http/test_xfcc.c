@@ -718,6 +718,13 @@ static void test_internal_address_config(void **state)
 	assert_null(strstr(out, "x-envoy-max-retries"));
 	edge(true, nets, 2, 0x0a000005, FORGED, &internal, out, sizeof(out)); /* RFC 1918: no */
 	assert_false(internal);
+	/* ranges of only IPv6 (fd00::/8, ::/0): no IPv4 peer is internal
+	 * (CidrRange::isInRange), and they are not "no ranges" (RFC 1918) */
+	static const struct arn_cfg_cidr v6[] = {{.len = 8, .v6 = true, .addr6 = {0xfd}},
+						 {.len = 0, .v6 = true}};
+	edge(true, v6, 2, 0x0a000005, FORGED, &internal, out, sizeof(out));
+	assert_false(internal);
+	assert_null(strstr(out, "x-envoy-max-retries"));
 	/* without use_remote_address, the XFF address is the one asked */
 	assert_true(
 	    http_addr_internal(&(struct arn_cfg_hcm){.internal_cfg = true,

@@ -268,6 +268,56 @@ static void test_and_or_not(void **state)
 	assert_true(match(&nn, &in));
 }
 
+/* An IPv6 range (len bits of @p a6) for an address principal or permission. */
+static struct arn_cfg_rbac_rule cidr6(uint8_t kind, const uint8_t a6[16], uint8_t len)
+{
+	struct arn_cfg_rbac_rule r = rule(kind);
+	r.cidr.v6 = true;
+	r.cidr.len = len;
+	memcpy(r.cidr.addr6, a6, 16);
+	return r;
+}
+
+/*
+ * IPv6 ranges against Arion's IPv4 addresses, as Envoy's IPMatcher
+ * (CidrRange::isInRange) decides for an IPv4 peer: no IPv6 range holds an
+ * IPv4 address, not ::/0 and not the IPv4-mapped ::ffff:0:0/96 (Envoy's
+ * IPv4 peer is an Ipv4Instance, never mapped into IPv6); so a not_id of an IPv6 range
+ * matches every IPv4 address, and an IPv6 range beside IPv4 ones in an
+ * or_ids changes nothing.
+ */
+static void test_ipv6_ranges(void **state)
+{
+	(void)state;
+	struct arn_rbac_input in = input();
+	static const uint8_t any6[16] = {0};
+	static const uint8_t mapped[16] = {[10] = 0xff, [11] = 0xff};
+	static const uint8_t mapped_src[16] = {[10] = 0xff, [11] = 0xff, 198, 18, 0, 5};
+	const uint8_t kinds[] = {ARN_CFG_RBAC_SOURCE_IP, ARN_CFG_RBAC_DIRECT_REMOTE_IP,
+				 ARN_CFG_RBAC_REMOTE_IP, ARN_CFG_RBAC_DST_IP};
+	for (size_t k = 0; k < sizeof(kinds); k++) {
+		struct arn_cfg_rbac_rule r = cidr6(kinds[k], any6, 0);
+		assert_false(match(&r, &in));
+		r = cidr6(kinds[k], mapped, 96);
+		assert_false(match(&r, &in));
+		r = cidr6(kinds[k], mapped_src, 128);
+		assert_false(match(&r, &in));
+		/* negation: every IPv4 address is outside an IPv6 range */
+		struct arn_cfg_rbac_rule n = rule(ARN_CFG_RBAC_NOT);
+		n.kids = &r, n.n_kids = 1;
+		assert_true(match(&n, &in));
+	}
+	/* a mixed list (Envoy Gateway's clientCIDRs as or_ids): the IPv4
+	 * range decides */
+	struct arn_cfg_rbac_rule kids[2] = {cidr6(ARN_CFG_RBAC_REMOTE_IP, any6, 0),
+					    cidr(ARN_CFG_RBAC_REMOTE_IP, IP(192, 0, 2, 0), 24)};
+	struct arn_cfg_rbac_rule or = rule(ARN_CFG_RBAC_OR);
+	or.kids = kids, or.n_kids = 2;
+	assert_true(match(& or, &in));
+	in.remote_addr = IP(203, 0, 113, 1);
+	assert_false(match(& or, &in));
+}
+
 static void test_actions_and_effective_policy(void **state)
 {
 	(void)state;
@@ -963,6 +1013,7 @@ int main(void)
 	    cmocka_unit_test(test_headers),
 	    cmocka_unit_test(test_principals),
 	    cmocka_unit_test(test_and_or_not),
+	    cmocka_unit_test(test_ipv6_ranges),
 	    cmocka_unit_test(test_actions_and_effective_policy),
 	    cmocka_unit_test(test_bucket_starts_full_and_fills_discretely),
 	    cmocka_unit_test(test_bucket_init_refusals),
