@@ -14,6 +14,7 @@
 
 #include "arn_fmt.h"
 #include "arn_h1.h"
+#include "arn_ip6.h"
 #include "http_int.h"
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -196,13 +197,26 @@ static bool in_cidrs(const struct arn_cfg_cidr *c, size_t n, uint32_t a)
 	return false;
 }
 
+static bool in_cidrs6(const struct arn_cfg_cidr *c, size_t n, const uint8_t a[16])
+{
+	for (size_t i = 0; i < n; i++)
+		if (arn_cfg_cidr_has6(&c[i], a))
+			return true;
+	return false;
+}
+
 /*
  * Envoy's Utility::getLastNonTrustedAddressFromXFF: from the right of
  * X-Forwarded-For (its lines joined as xff_from_right joins them), the
  * first element not in @p cidrs, or the leftmost when all are; an element
- * that is no IPv4 address ends the walk with none, and so do more than 20
- * elements (Envoy's MAX_ALLOWED_XFF_ENTRIES). *@p single: the value is
- * that one element. @return false when there is none.
+ * that is no address ends the walk with none, and so do more than 20
+ * elements (Envoy's MAX_ALLOWED_XFF_ENTRIES). An IPv6 element is parsed as
+ * Envoy parses it: in an IPv6 range of @p cidrs it is a trusted proxy and
+ * the walk goes on past it; else it is the client, which Envoy makes the
+ * request's address and Arion, whose addresses are IPv4, cannot: the walk
+ * ends with none (the next extension, else the peer), as for an element
+ * that is no address. *@p single: the value is that one element.
+ * @return false when there is none.
  */
 static bool xff_untrusted(const struct arn_h1_msg *m, const struct arn_cfg_cidr *cidrs, size_t n,
 			  uint32_t *out, bool *single)
@@ -222,11 +236,12 @@ static bool xff_untrusted(const struct arn_h1_msg *m, const struct arn_cfg_cidr 
 	}
 	if (elems > 20)
 		return false;
-	bool any = false;
 	for (unsigned k = 0;; k++) {
-		/* one element, right to left; an IPv4 address is at most 15
-		 * bytes and its whitespace is trimmed, so a longer one is none */
-		char rev[24];
+		/* one element, right to left; an address is at most
+		 * ARN_IP6_TEXT_MAX bytes once its whitespace is trimmed, and
+		 * the whitespace kept here is bounded too, so a longer one is
+		 * none */
+		char rev[ARN_IP6_TEXT_MAX + 16];
 		size_t len = 0;
 		int ch;
 		while ((ch = xff_prev(&c)) >= 0 && ch != ',')
@@ -234,7 +249,7 @@ static bool xff_untrusted(const struct arn_h1_msg *m, const struct arn_cfg_cidr 
 				rev[len++] = (char)ch;
 			else
 				len = sizeof(rev) + 1;
-		char e[24];
+		char e[sizeof(rev)];
 		size_t b = 0, en = len > sizeof(rev) ? 0 : len;
 		for (size_t i = 0; i < en; i++)
 			e[i] = rev[en - 1 - i];
@@ -242,14 +257,21 @@ static bool xff_untrusted(const struct arn_h1_msg *m, const struct arn_cfg_cidr 
 			b++;
 		while (en > b && (e[en - 1] == ' ' || e[en - 1] == '\t'))
 			en--;
-		uint32_t a;
-		if (len > sizeof(rev) || ip4_parse(e + b, en - b, &a) != 0)
+		if (len > sizeof(rev))
 			return false;
-		*out = a;
-		any = true;
-		*single = k == 0 && ch < 0;
-		if (!in_cidrs(cidrs, n, a) || ch < 0)
-			return any;
+		uint32_t a;
+		if (ip4_parse(e + b, en - b, &a) == 0) {
+			*out = a;
+			*single = k == 0 && ch < 0;
+			if (!in_cidrs(cidrs, n, a) || ch < 0)
+				return true;
+			continue;
+		}
+		/* IPv6: a trusted hop is skipped; the client, or a leftmost
+		 * trusted one that Envoy would take, is none */
+		uint8_t a6[16];
+		if (arn_ip6_parse(e + b, en - b, a6) != 0 || !in_cidrs6(cidrs, n, a6) || ch < 0)
+			return false;
 	}
 }
 

@@ -320,8 +320,9 @@ seeds["dyn_buffer"] = (Seed().time(0).open(0, 82).open(1, 82)
 # identity fields: a client's x-forwarded-client-cert (FORWARD_ONLY on
 # plain text: removed; on a kept list and a fresh one, over two lines),
 # x-real-ip trusted (internal 198.18.x: x-envoy-internal) and not an
-# address, X-Forwarded-For walked past trusted proxies, all trusted, an
-# element that is none, 21 elements over two lines
+# address, X-Forwarded-For walked past trusted proxies (an IPv6 one among
+# them), all trusted, an element that is none, an IPv6 client (none), 21
+# elements over two lines
 XR = "GET /ci HTTP/1.1\r\nHost: a\r\n"
 seeds["dyn_client_identity"] = (Seed().time(0).config(9).time(2).open(0, 82)
                                 .csend(0, XR + "\r\n").time(2).usend(0, OK5).time(2)
@@ -336,6 +337,11 @@ seeds["dyn_client_identity"] = (Seed().time(0).config(9).time(2).open(0, 82)
                                 .csend(0, XR + "x-forwarded-for: 198.18.1.2,198.18.1.1\r\n"
                                        "x-envoy-internal: true\r\n\r\n").time(2).usend(0, OK5).time(2)
                                 .csend(0, XR + "x-forwarded-for: 1.1.1.1,,198.18.1.1\r\n\r\n")
+                                .time(2).usend(0, OK5).time(2)
+                                .csend(0, XR + "x-forwarded-for: 2001:db8::9, 203.0.113.7,"
+                                       " 2001:db8:0:1::1%2,198.18.1.1\r\n\r\n")
+                                .time(2).usend(0, OK5).time(2)
+                                .csend(0, XR + "x-forwarded-for: 1.1.1.1, fd00::1, 198.18.1.1\r\n\r\n")
                                 .time(2).usend(0, OK5).time(2)
                                 .csend(0, XR + "x-forwarded-for: " + ",".join("10.0.0.%d" % i for i in range(11))
                                        + "\r\nx-forwarded-for: " + ",".join("10.0.1.%d" % i for i in range(10))

@@ -1144,7 +1144,7 @@ static inline void hh_config(unsigned v)
 		/* the client identity fields (test_xfcc.c's subjects):
 		 * FORWARD_ONLY, internal 198.18.0.0/16, the address from a
 		 * trusted x-real-ip, else X-Forwarded-For past trusted proxies
-		 * in 198.18.0.0/16; routed to "web" (one endpoint) */
+		 * in 198.18.0.0/16 and 2001:db8::/32; routed to "web" (one endpoint) */
 		static const char ci[] =
 		    "\"forward_client_cert_details\":\"FORWARD_ONLY\",\"internal_address_config\":"
 		    "{\"cidr_ranges\":[{\"address_prefix\":\"198.18.0.0\",\"prefix_len\":16}]},"
@@ -1154,7 +1154,8 @@ static inline void hh_config(unsigned v)
 		    "\"allow_extension_to_set_address_as_trusted\":true}},{\"name\":\"x\","
 		    "\"typed_config\":{\"@type\":\"type.googleapis.com/envoy.extensions.http."
 		    "original_ip_detection.xff.v3.XffConfig\",\"xff_trusted_cidrs\":{\"cidrs\":[{"
-		    "\"address_prefix\":\"198.18.0.0\",\"prefix_len\":16}]}}}],";
+		    "\"address_prefix\":\"198.18.0.0\",\"prefix_len\":16},{\"address_prefix\":"
+		    "\"2001:db8::\",\"prefix_len\":32}]}}}],";
 		snprintf(b, sizeof(b), HH_LDYN,
 			 "{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}");
 		char *at = strstr(b, "\"generate_request_id\":false,");

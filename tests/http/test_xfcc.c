@@ -357,7 +357,7 @@ static void test_fuzz_seed_replays(void **state)
 	struct arn_stats_scope *sc =
 	    arn_stats_scope_get_named(&arn_stats_http_schema, "http.dyn", NULL, NULL);
 	assert_non_null(sc);
-	assert_int_equal(arn_stats_counter_value(sc, ARN_HTTP_downstream_rq_2xx), 7);
+	assert_int_equal(arn_stats_counter_value(sc, ARN_HTTP_downstream_rq_2xx), 9);
 	arn_stats_scope_put(sc);
 }
 
@@ -856,6 +856,73 @@ static void test_ipd_xff_envoy_vectors(void **state)
 	assert_true(in);
 }
 
+/*
+ * Envoy's XffTrustedCidrsTest with its IPv6 range 2001:db8:7e57:1::/64
+ * beside the IPv4 ones. getLastNonTrustedAddressFromXFF parses IPv6
+ * elements (parseInternetAddressNoThrow), so a trusted IPv6 hop is skipped
+ * in the walk from the right, whatever its spelling. The first untrusted
+ * element, when IPv6, is Envoy's remote address; Arion's addresses are
+ * IPv4, so the extension finds none and the peer stays (docs/http.md
+ * "Original client address detection"), as for an element that is no
+ * address: so also a leftmost IPv6 element when all are trusted, and an
+ * IPv4-mapped one (an IPv6 address to Envoy too).
+ */
+static void test_ipd_xff_ipv6(void **state)
+{
+	(void)state;
+	uint32_t a;
+	bool in;
+	const uint32_t peer = IP(192, 0, 2, 11);
+	struct arn_cfg_cidr nets[] = {
+	    {IP(192, 0, 2, 0), 24},
+	    {IP(198, 51, 100, 0), 24},
+	    {.len = 64, .v6 = true, .addr6 = {0x20, 0x01, 0x0d, 0xb8, 0x7e, 0x57, 0x00, 0x01}}};
+	struct arn_cfg_ipdetect tc = {.kind = ARN_CFG_IPD_XFF, .cidrs = nets, .n_cidrs = 3};
+	const char *hop = "x-forwarded-for: 1.2.3.4,2.2.2.2, 2001:db8:7e57:1::5,198.51.100.1\r\n";
+	detect(&tc, 1, peer, hop, &a, &in);
+	assert_int_equal(a, IP(2, 2, 2, 2));
+	/* the same hop in full, with a numeric scope, and as the
+	 * longest text taken (45 bytes and a scope) */
+	detect(&tc, 1, peer, "x-forwarded-for: 2.2.2.2,\t2001:0db8:7e57:0001:0:0:0:5%3 \r\n", &a,
+	       &in);
+	assert_int_equal(a, IP(2, 2, 2, 2));
+	detect(&tc, 1, peer,
+	       "x-forwarded-for: 2.2.2.2, "
+	       "2001:0db8:7e57:0001:ffff:ffff:255.255.255.255%4294967295\r\n",
+	       &a, &in);
+	assert_int_equal(a, IP(2, 2, 2, 2));
+	/* a scope past 32 bits, or an interface name (which a worker cannot
+	 * look up), is no address: none */
+	detect(&tc, 1, peer,
+	       "x-forwarded-for: 2.2.2.2, "
+	       "2001:0db8:7e57:0001:ffff:ffff:255.255.255.255%4294967296\r\n",
+	       &a, &in);
+	assert_int_equal(a, peer);
+	detect(&tc, 1, peer, "x-forwarded-for: 2.2.2.2, 2001:db8:7e57:1::5%eth0\r\n", &a, &in);
+	assert_int_equal(a, peer);
+	/* an IPv6 client: none, the peer, not internal */
+	detect(&tc, 1, peer, "x-forwarded-for: 1.2.3.4, 2001:db8::9, 198.51.100.1\r\n", &a, &in);
+	assert_int_equal(a, peer);
+	assert_false(in);
+	detect(&tc, 1, peer, "x-forwarded-for: ::ffff:203.0.113.9, 198.51.100.1\r\n", &a, &in);
+	assert_int_equal(a, peer);
+	/* all trusted, the leftmost IPv6 (Envoy's answer): none */
+	detect(&tc, 1, peer, "x-forwarded-for: 2001:db8:7e57:1::7, 192.0.2.5\r\n", &a, &in);
+	assert_int_equal(a, peer);
+	detect(&tc, 1, peer, "x-forwarded-for: 2001:db8:7e57:1::7\r\n", &a, &in);
+	assert_int_equal(a, peer);
+	/* without the IPv6 range the hop is the client: none */
+	tc.n_cidrs = 2;
+	detect(&tc, 1, peer, hop, &a, &in);
+	assert_int_equal(a, peer);
+	/* an IPv6 range, ::/0 included, never trusts an IPv4 peer */
+	struct arn_cfg_cidr all6 = {.len = 0, .v6 = true};
+	tc.cidrs = &all6;
+	tc.n_cidrs = 1;
+	detect(&tc, 1, peer, "x-forwarded-for: 1.2.3.4\r\n", &a, &in);
+	assert_int_equal(a, peer);
+}
+
 /* Envoy's custom_header_test.cc: the header's address; none (absent or
  * not an address): the next extension, or the refusal with its status. */
 static void test_ipd_custom_header(void **state)
@@ -966,6 +1033,7 @@ int main(void)
 	    cmocka_unit_test(test_not_internal_requests_lose_envoy_headers),
 	    cmocka_unit_test(test_skip_xff_append),
 	    cmocka_unit_test(test_ipd_xff_envoy_vectors),
+	    cmocka_unit_test(test_ipd_xff_ipv6),
 	    cmocka_unit_test(test_ipd_custom_header),
 	    cmocka_unit_test(test_ipd_internal_edits),
 	};
