@@ -24,7 +24,6 @@
 #include "http_lua.h"
 #include "http_lua_int.h"
 #include "http_filter.h"
-#include "http_hcm.h"
 #include "http_rb.h"
 #include "http_req_kept.h"
 #include "http_stream.h"
@@ -3118,7 +3117,7 @@ static void resp_call_resumed(struct http_stream *st, struct lua_resp *lr)
 		return;
 	}
 	lr->from = i + 1;
-	http_hcm_resume_resp_head(st);
+	st->hc->ops->resume_resp_head(st);
 }
 
 /* The response scripts of the Lua filters from @p from on, their edits
