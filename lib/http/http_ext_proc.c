@@ -131,41 +131,36 @@ struct http_ext_proc {
 	char buf[HTTP_EXT_PROC_BUF];
 };
 
-static struct http_ctxpool pools[ARN_STATS_MAX_WORKERS];
+static struct http_ctxpools pools;
 _Static_assert(HTTP_EXT_PROC_N < UINT16_MAX, "st->ext_proc holds 1 + a context's index");
 
 int http_ext_proc_worker_init(struct http_worker *w)
 {
-	if (w->idx >= ARN_STATS_MAX_WORKERS)
-		return 0; /* (no pool: every stream fails to start, counted) */
-	return http_ctxpool_init(&pools[w->idx], HTTP_EXT_PROC_N, sizeof(struct http_ext_proc),
-				 offsetof(struct http_ext_proc, next));
+	/* (a worker without a pool: every call fails, counted) */
+	return http_ctxpools_init(&pools, w->idx, HTTP_EXT_PROC_N, sizeof(struct http_ext_proc),
+				  offsetof(struct http_ext_proc, next));
 }
 
 void http_ext_proc_worker_fini(struct http_worker *w)
 {
-	if (w->idx >= ARN_STATS_MAX_WORKERS)
-		return;
-	http_ctxpool_fini(&pools[w->idx]);
+	http_ctxpools_fini(&pools, w->idx);
 }
 
 unsigned http_ext_proc_in_use(const struct http_worker *w)
 {
-	return w->idx < ARN_STATS_MAX_WORKERS ? pools[w->idx].in_use : 0;
+	return http_ctxpools_in_use(&pools, w->idx);
 }
 
 static struct http_ext_proc *ep_at(const struct http_stream *st)
 {
-	unsigned w = st->hc->w->idx;
-	return w < ARN_STATS_MAX_WORKERS ? http_ctxpool_at(&pools[w], st->ext_proc) : NULL;
+	return http_ctxpools_at(&pools, st->hc->w->idx, st->ext_proc);
 }
 
 static void ep_timeout(struct http_timer *t);
 
 static struct http_ext_proc *ep_get(struct http_worker *w)
 {
-	struct http_ext_proc *a =
-	    w->idx < ARN_STATS_MAX_WORKERS ? http_ctxpool_get(&pools[w->idx]) : NULL;
+	struct http_ext_proc *a = http_ctxpools_get(&pools, w->idx);
 	if (!a)
 		return NULL;
 	a->state = EP_WAIT_REQ_HEADERS;
@@ -249,7 +244,7 @@ static void ep_put(struct http_worker *w, struct http_ext_proc *a)
 	a->rs_old_segs = 0;
 	ep_big_put(w, a);
 	a->st = NULL;
-	http_ctxpool_put(&pools[w->idx], a);
+	http_ctxpool_put(&pools.w[w->idx], a);
 }
 
 static void ep_count(struct http_stream *st, size_t i, unsigned id)
@@ -1967,7 +1962,7 @@ bool http_ext_proc_step(struct http_stream *st, size_t i, const struct arn_cfg_e
 	a->rsp_body_buf = rsp_body_buf;
 	a->rsp_stream = rsp_stream;
 	a->prev = st->ext_proc; /* an earlier ext_proc filter's, if any */
-	st->ext_proc = (uint16_t)http_ctxpool_id(&pools[w->idx], a);
+	st->ext_proc = (uint16_t)http_ctxpool_id(&pools.w[w->idx], a);
 	if (!req_send) {
 		/* the body, or the response's head: the stream opens then */
 		if (body_buf && http_msg_has_body(&st->req.m)) {
@@ -2113,7 +2108,7 @@ int http_ext_proc_resp_hold(struct http_stream *st)
 	/* the contexts from the chain's last ext_proc filter back: Envoy
 	 * encodes in reverse order */
 	for (uint16_t id = st->ext_proc; id && w->idx < ARN_STATS_MAX_WORKERS;) {
-		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
+		struct http_ext_proc *a = http_ctxpool_at(&pools.w[w->idx], id);
 		if (!a)
 			break;
 		id = a->prev;
@@ -2179,7 +2174,7 @@ int http_ext_proc_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsi
 	if (st->state & HTTP_S_LOCAL)
 		return 0;
 	for (uint16_t id = st->ext_proc; id && w->idx < ARN_STATS_MAX_WORKERS;) {
-		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
+		struct http_ext_proc *a = http_ctxpool_at(&pools.w[w->idx], id);
 		if (!a)
 			break;
 		id = a->prev;
@@ -2273,7 +2268,7 @@ static struct http_ext_proc *ep_reader(const struct http_stream *st)
 {
 	struct http_worker *w = st->hc->w;
 	for (uint16_t id = st->ext_proc; id && w->idx < ARN_STATS_MAX_WORKERS;) {
-		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
+		struct http_ext_proc *a = http_ctxpool_at(&pools.w[w->idx], id);
 		if (!a)
 			break;
 		if (a->reading)
@@ -2341,7 +2336,7 @@ void http_ext_proc_stream_end(struct http_stream *st)
 	uint16_t id = st->ext_proc;
 	st->ext_proc = 0;
 	while (id && w->idx < ARN_STATS_MAX_WORKERS) {
-		struct http_ext_proc *a = http_ctxpool_at(&pools[w->idx], id);
+		struct http_ext_proc *a = http_ctxpool_at(&pools.w[w->idx], id);
 		if (!a)
 			break;
 		id = a->prev;
