@@ -27,6 +27,7 @@
 #include "http_int.h"
 #include "http_stream.h"
 #include "http_worker.h"
+#include "http_zmem.h"
 
 /* ---- Accept-Encoding (Envoy's chooseEncoding) ------------------------------------------------ */
 
@@ -338,7 +339,7 @@ struct http_cmp {
 };
 
 struct cmp_worker {
-	size_t mem;	 /* bytes allocated through cmp_alloc */
+	struct http_zmem zm; /* its states' bytes (http_zmem.h) */
 	unsigned states; /* streams with a struct http_cmp */
 	struct http_cmp *free;
 	unsigned n_free;
@@ -359,51 +360,11 @@ static struct cmp_worker *cw_of(const struct http_worker *w)
 									   : NULL;
 }
 
-/* Each block carries its size, so that a free uncounts it. */
-struct memhdr {
-	size_t n;
-	size_t pad; /* 16-byte aligned payload */
-};
-
-static void *cmp_alloc(void *opaque, size_t n)
-{
-	struct cmp_worker *cw = opaque;
-	if (n > HTTP_CMP_MEM_MAX || cw->mem + n > HTTP_CMP_MEM_MAX)
-		return NULL;
-	struct memhdr *p = malloc(sizeof(*p) + n);
-	if (!p)
-		return NULL;
-	p->n = n;
-	cw->mem += n;
-	return p + 1;
-}
-
-static void cmp_free(void *opaque, void *ptr)
-{
-	struct cmp_worker *cw = opaque;
-	if (!ptr)
-		return;
-	struct memhdr *p = (struct memhdr *)ptr - 1;
-	cw->mem -= p->n;
-	free(p);
-}
-
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
-{
-	if (size && items > SIZE_MAX / size)
-		return NULL;
-	return cmp_alloc(opaque, (size_t)items * size);
-}
-
-static void z_free(voidpf opaque, voidpf address)
-{
-	cmp_free(opaque, address);
-}
-
 int http_cmp_worker_init(struct http_worker *w)
 {
 	if (w->idx < ARN_STATS_MAX_WORKERS)
-		workers[w->idx] = (struct cmp_worker){.init = true};
+		workers[w->idx] =
+		    (struct cmp_worker){.zm = {.max = HTTP_CMP_MEM_MAX}, .init = true};
 	return arn_stats_rows_worker_init(&rows, w->idx);
 }
 
@@ -413,8 +374,8 @@ void http_cmp_worker_fini(struct http_worker *w)
 	if (cw) {
 		for (struct http_cmp *z = cw->free, *nx; z; z = nx) {
 			nx = z->next;
-			cmp_free(cw, z->out);
-			cmp_free(cw, z);
+			http_zmem_free(&cw->zm, z->out);
+			http_zmem_free(&cw->zm, z);
 		}
 		*cw = (struct cmp_worker){0};
 	}
@@ -430,7 +391,7 @@ unsigned http_cmp_states(const struct http_worker *w)
 size_t http_cmp_mem(const struct http_worker *w)
 {
 	const struct cmp_worker *cw = cw_of(w);
-	return cw ? cw->mem : 0;
+	return cw ? cw->zm.mem : 0;
 }
 
 /* What a state of @p f takes, about: admitted only when it fits. zlib's
@@ -479,9 +440,9 @@ static int lib_make(struct http_cmp *z, const struct arn_cfg_compressor *f)
 	switch (f->lib) {
 	case ARN_CFG_CMP_GZIP: {
 		memset(&z->u.z, 0, sizeof(z->u.z));
-		z->u.z.zalloc = z_alloc;
-		z->u.z.zfree = z_free;
-		z->u.z.opaque = cw;
+		z->u.z.zalloc = http_zmem_zalloc;
+		z->u.z.zfree = http_zmem_zfree;
+		z->u.z.opaque = &cw->zm;
 		/* window_bits | 16: the gzip header and trailer, as Envoy */
 		if (deflateInit2(&z->u.z, f->gz_level, Z_DEFLATED, f->gz_window | 16,
 				 f->gz_memlevel, f->gz_strategy) != Z_OK)
@@ -489,7 +450,8 @@ static int lib_make(struct http_cmp *z, const struct arn_cfg_compressor *f)
 		break;
 	}
 	case ARN_CFG_CMP_BROTLI: {
-		BrotliEncoderState *b = BrotliEncoderCreateInstance(cmp_alloc, cmp_free, cw);
+		BrotliEncoderState *b =
+		    BrotliEncoderCreateInstance(http_zmem_alloc, http_zmem_free, &cw->zm);
 		if (!b)
 			return -ENOMEM;
 		BrotliEncoderSetParameter(b, BROTLI_PARAM_QUALITY, f->br_quality);
@@ -502,7 +464,7 @@ static int lib_make(struct http_cmp *z, const struct arn_cfg_compressor *f)
 		break;
 	}
 	default: {
-		ZSTD_customMem cm = {cmp_alloc, cmp_free, cw};
+		ZSTD_customMem cm = {http_zmem_alloc, http_zmem_free, &cw->zm};
 		ZSTD_CCtx *c = ZSTD_createCCtx_advanced(cm);
 		if (!c)
 			return -ENOMEM;
@@ -523,7 +485,7 @@ static int lib_make(struct http_cmp *z, const struct arn_cfg_compressor *f)
  * worker's bounds say no. */
 static struct http_cmp *state_take(struct cmp_worker *cw, const struct arn_cfg_compressor *f)
 {
-	if (cw->states >= http_cmp_states_max || cw->mem + estimate(f) > HTTP_CMP_MEM_MAX)
+	if (cw->states >= http_cmp_states_max || cw->zm.mem + estimate(f) > HTTP_CMP_MEM_MAX)
 		return NULL;
 	uint32_t chunk = f->chunk_size < http_cmp_chunk_cap ? f->chunk_size : http_cmp_chunk_cap;
 	struct http_cmp *z = cw->free;
@@ -531,13 +493,13 @@ static struct http_cmp *state_take(struct cmp_worker *cw, const struct arn_cfg_c
 		cw->free = z->next;
 		cw->n_free--;
 	} else {
-		z = cmp_alloc(cw, sizeof(*z));
+		z = http_zmem_alloc(&cw->zm, sizeof(*z));
 		if (!z)
 			return NULL;
 		memset(z, 0, sizeof(*z));
-		z->out = cmp_alloc(cw, chunk);
+		z->out = http_zmem_alloc(&cw->zm, chunk);
 		if (!z->out) {
-			cmp_free(cw, z);
+			http_zmem_free(&cw->zm, z);
 			return NULL;
 		}
 		z->out_cap = chunk;
@@ -567,8 +529,8 @@ static void state_put(struct http_cmp *z)
 		cw->n_free++;
 		return;
 	}
-	cmp_free(cw, z->out);
-	cmp_free(cw, z);
+	http_zmem_free(&cw->zm, z->out);
+	http_zmem_free(&cw->zm, z);
 }
 
 /* ---- the body ---------------------------------------------------------------------------------

@@ -29,6 +29,7 @@
 #include "http_local.h"
 #include "http_stream.h"
 #include "http_worker.h"
+#include "http_zmem.h"
 
 /* ---- stats ----------------------------------------------------------------------------------- */
 
@@ -141,7 +142,7 @@ static inline void inc(uint64_t *row, unsigned k, uint64_t v)
 /* ---- per worker: states and their memory ---------------------------------------------------- */
 
 struct dcmp_worker {
-	size_t mem;	 /* bytes allocated through dc_alloc */
+	struct http_zmem zm; /* its states' bytes (http_zmem.h) */
 	unsigned states; /* streams with a struct http_dcmp */
 	struct http_dcmp *free;
 	unsigned n_free;
@@ -191,51 +192,11 @@ static struct dcmp_worker *dw_of(const struct http_worker *w)
 									   : NULL;
 }
 
-/* Each block carries its size, so that a free uncounts it. */
-struct memhdr {
-	size_t n;
-	size_t pad; /* 16-byte aligned payload */
-};
-
-static void *dc_alloc(void *opaque, size_t n)
-{
-	struct dcmp_worker *dw = opaque;
-	if (n > HTTP_DCMP_MEM_MAX || dw->mem + n > HTTP_DCMP_MEM_MAX)
-		return NULL;
-	struct memhdr *p = malloc(sizeof(*p) + n);
-	if (!p)
-		return NULL;
-	p->n = n;
-	dw->mem += n;
-	return p + 1;
-}
-
-static void dc_free(void *opaque, void *ptr)
-{
-	struct dcmp_worker *dw = opaque;
-	if (!ptr)
-		return;
-	struct memhdr *p = (struct memhdr *)ptr - 1;
-	dw->mem -= p->n;
-	free(p);
-}
-
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
-{
-	if (size && items > SIZE_MAX / size)
-		return NULL;
-	return dc_alloc(opaque, (size_t)items * size);
-}
-
-static void z_free(voidpf opaque, voidpf address)
-{
-	dc_free(opaque, address);
-}
-
 int http_dcmp_worker_init(struct http_worker *w)
 {
 	if (w->idx < ARN_STATS_MAX_WORKERS)
-		workers[w->idx] = (struct dcmp_worker){.init = true};
+		workers[w->idx] =
+		    (struct dcmp_worker){.zm = {.max = HTTP_DCMP_MEM_MAX}, .init = true};
 	return arn_stats_rows_worker_init(&rows, w->idx);
 }
 
@@ -243,8 +204,8 @@ static void free_list_drop(struct dcmp_worker *dw)
 {
 	for (struct http_dcmp *z = dw->free, *nx; z; z = nx) {
 		nx = z->next;
-		dc_free(dw, z->out);
-		dc_free(dw, z);
+		http_zmem_free(&dw->zm, z->out);
+		http_zmem_free(&dw->zm, z);
 	}
 	dw->free = NULL;
 	dw->n_free = 0;
@@ -269,7 +230,7 @@ unsigned http_dcmp_states(const struct http_worker *w)
 size_t http_dcmp_mem(const struct http_worker *w)
 {
 	const struct dcmp_worker *dw = dw_of(w);
-	return dw ? dw->mem : 0;
+	return dw ? dw->zm.mem : 0;
 }
 
 /* What a state of library @p lib takes at its start, about: admitted only
@@ -313,16 +274,17 @@ static int lib_make(struct http_dcmp *z, uint8_t lib, uint8_t window, bool no_re
 	switch (lib) {
 	case ARN_CFG_CMP_GZIP:
 		memset(&z->u.z, 0, sizeof(z->u.z));
-		z->u.z.zalloc = z_alloc;
-		z->u.z.zfree = z_free;
-		z->u.z.opaque = dw;
+		z->u.z.zalloc = http_zmem_zalloc;
+		z->u.z.zfree = http_zmem_zfree;
+		z->u.z.opaque = &dw->zm;
 		/* window_bits | 16: the gzip header and trailer, as Envoy's
 		 * GzipDecompressorFactory */
 		if (inflateInit2(&z->u.z, window | 16) != Z_OK)
 			return -ENOMEM;
 		break;
 	case ARN_CFG_CMP_BROTLI: {
-		BrotliDecoderState *b = BrotliDecoderCreateInstance(dc_alloc, dc_free, dw);
+		BrotliDecoderState *b =
+		    BrotliDecoderCreateInstance(http_zmem_alloc, http_zmem_free, &dw->zm);
 		if (!b)
 			return -ENOMEM;
 		BrotliDecoderSetParameter(b, BROTLI_DECODER_PARAM_DISABLE_RING_BUFFER_REALLOCATION,
@@ -331,7 +293,7 @@ static int lib_make(struct http_dcmp *z, uint8_t lib, uint8_t window, bool no_re
 		break;
 	}
 	default: {
-		ZSTD_customMem cm = {dc_alloc, dc_free, dw};
+		ZSTD_customMem cm = {http_zmem_alloc, http_zmem_free, &dw->zm};
 		ZSTD_DCtx *c = ZSTD_createDCtx_advanced(cm);
 		if (!c)
 			return -ENOMEM;
@@ -349,20 +311,20 @@ static struct http_dcmp *state_take(struct dcmp_worker *dw, uint8_t lib, uint8_t
 {
 	uint32_t chunk = chunk_size < http_dcmp_chunk_cap ? chunk_size : http_dcmp_chunk_cap;
 	if (dw->states >= http_dcmp_states_max ||
-	    dw->mem + estimate(lib, window, chunk) > HTTP_DCMP_MEM_MAX)
+	    dw->zm.mem + estimate(lib, window, chunk) > HTTP_DCMP_MEM_MAX)
 		return NULL;
 	struct http_dcmp *z = dw->free;
 	if (z && z->out_cap >= chunk) {
 		dw->free = z->next;
 		dw->n_free--;
 	} else {
-		z = dc_alloc(dw, sizeof(*z));
+		z = http_zmem_alloc(&dw->zm, sizeof(*z));
 		if (!z)
 			return NULL;
 		memset(z, 0, sizeof(*z));
-		z->out = dc_alloc(dw, chunk);
+		z->out = http_zmem_alloc(&dw->zm, chunk);
 		if (!z->out) {
-			dc_free(dw, z);
+			http_zmem_free(&dw->zm, z);
 			return NULL;
 		}
 		z->out_cap = chunk;
@@ -400,8 +362,8 @@ static void state_put(struct http_dcmp *z)
 		dw->n_free++;
 		return;
 	}
-	dc_free(dw, z->out);
-	dc_free(dw, z);
+	http_zmem_free(&dw->zm, z->out);
+	http_zmem_free(&dw->zm, z);
 }
 
 /* ---- the body ---------------------------------------------------------------------------------
@@ -644,7 +606,7 @@ int http_dcmp_run(uint8_t lib, uint8_t gz_window, uint32_t max_ratio, uint32_t c
 		  const uint8_t *in, size_t n, size_t slice,
 		  void (*sink)(void *arg, const uint8_t *p, size_t n), void *arg)
 {
-	struct dcmp_worker dw = {.init = true};
+	struct dcmp_worker dw = {.zm = {.max = HTTP_DCMP_MEM_MAX}, .init = true};
 	uint32_t cap = http_dcmp_chunk_cap;
 	http_dcmp_chunk_cap = chunk;
 	struct http_dcmp *z = state_take(&dw, lib, gz_window, false, chunk, max_ratio);
