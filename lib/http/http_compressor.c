@@ -24,6 +24,7 @@
 #include "arn_stats.h"
 #include "arn_stats_rows.h"
 #include "http_filter.h"
+#include "http_hcm_rows.h"
 #include "http_int.h"
 #include "http_stream.h"
 #include "http_worker.h"
@@ -1009,56 +1010,23 @@ nospace:
 
 /* ---- generations: rows of filters gone ------------------------------------------------------- */
 
-struct sweep {
-	const struct arn_cfg_gen *g;
-	const char *a;
-	size_t an;
-	const char *b;
-	size_t bn;
-	bool found;
-};
-
-static void find_hcm(struct sweep *s, const struct arn_cfg_hcm *h)
+/* Has @p h a filter whose row key is @p b (@p bn bytes)? */
+static bool has_row(const struct arn_cfg_hcm *h, const char *b, size_t bn)
 {
-	if (!h || s->found || !h->stat_prefix || strlen(h->stat_prefix) != s->an ||
-	    memcmp(h->stat_prefix, s->a, s->an) != 0)
-		return;
-	for (size_t i = 0; i < h->n_compressors && !s->found; i++) {
+	for (size_t i = 0; i < h->n_compressors; i++) {
 		const struct arn_cfg_compressor *f = &h->compressors[i];
-		char b[HTTP_CMP_NAME_MAX + 1];
-		int k = snprintf(b, sizeof(b), "%c%s.%s", f->response_config ? 'r' : '-',
+		char key[HTTP_CMP_NAME_MAX + 1];
+		int k = snprintf(key, sizeof(key), "%c%s.%s", f->response_config ? 'r' : '-',
 				 f->name ? f->name : "", lib_stat[f->lib]);
-		s->found = k > 0 && (size_t)k == s->bn && memcmp(b, s->b, s->bn) == 0;
+		if (k > 0 && (size_t)k == bn && memcmp(key, b, bn) == 0)
+			return true;
 	}
-}
-
-static void find_listener(void *ctx, const struct arn_cfg_listener *l)
-{
-	struct sweep *s = ctx;
-	for (size_t i = 0; i < l->n_chains; i++)
-		find_hcm(s, l->chains[i].hcm);
-	if (l->default_chain)
-		find_hcm(s, l->default_chain->hcm);
-}
-
-static bool keep(const char *a, size_t an, const char *b, size_t bn, void *arg)
-{
-	struct sweep *s = arg;
-	if (!s->g)
-		return false;
-	s->a = a;
-	s->an = an;
-	s->b = b;
-	s->bn = bn;
-	s->found = false;
-	arn_cfg_listener_foreach(s->g, find_listener, s);
-	return s->found;
+	return false;
 }
 
 void http_cmp_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
 {
-	struct sweep s = {.g = g};
-	arn_stats_rows_sweep(arn_stats_rows_get(&rows, w->idx), keep, &s);
+	http_hcm_rows_sweep(arn_stats_rows_get(&rows, w->idx), g, has_row);
 }
 
 void http_cmp_start(void)

@@ -25,6 +25,7 @@
 #include "arn_stats.h"
 #include "arn_stats_rows.h"
 #include "http_filter.h"
+#include "http_hcm_rows.h"
 #include "http_int.h"
 #include "http_local.h"
 #include "http_stream.h"
@@ -1078,54 +1079,21 @@ static long dcmp_decode_more(struct http_stream *st, const char **out)
 
 /* ---- generations: rows of filters gone ------------------------------------------------------- */
 
-struct sweep {
-	const struct arn_cfg_gen *g;
-	const char *a;
-	size_t an;
-	const char *b;
-	size_t bn;
-	bool found;
-};
-
-static void find_hcm(struct sweep *s, const struct arn_cfg_hcm *h)
+/* Has @p h a filter whose row key is @p b (@p bn bytes)? */
+static bool has_row(const struct arn_cfg_hcm *h, const char *b, size_t bn)
 {
-	if (!h || s->found || !h->stat_prefix || strlen(h->stat_prefix) != s->an ||
-	    memcmp(h->stat_prefix, s->a, s->an) != 0)
-		return;
-	for (size_t i = 0; i < h->n_decompressors && !s->found; i++) {
-		char b[HTTP_DCMP_NAME_MAX + 1];
-		int k = row_key(&h->decompressors[i], b, sizeof(b));
-		s->found = k > 0 && (size_t)k == s->bn && memcmp(b, s->b, s->bn) == 0;
+	for (size_t i = 0; i < h->n_decompressors; i++) {
+		char key[HTTP_DCMP_NAME_MAX + 1];
+		int k = row_key(&h->decompressors[i], key, sizeof(key));
+		if (k > 0 && (size_t)k == bn && memcmp(key, b, bn) == 0)
+			return true;
 	}
-}
-
-static void find_listener(void *ctx, const struct arn_cfg_listener *l)
-{
-	struct sweep *s = ctx;
-	for (size_t i = 0; i < l->n_chains; i++)
-		find_hcm(s, l->chains[i].hcm);
-	if (l->default_chain)
-		find_hcm(s, l->default_chain->hcm);
-}
-
-static bool keep(const char *a, size_t an, const char *b, size_t bn, void *arg)
-{
-	struct sweep *s = arg;
-	if (!s->g)
-		return false;
-	s->a = a;
-	s->an = an;
-	s->b = b;
-	s->bn = bn;
-	s->found = false;
-	arn_cfg_listener_foreach(s->g, find_listener, s);
-	return s->found;
+	return false;
 }
 
 void http_dcmp_sweep(struct http_worker *w, const struct arn_cfg_gen *g)
 {
-	struct sweep s = {.g = g};
-	arn_stats_rows_sweep(arn_stats_rows_get(&rows, w->idx), keep, &s);
+	http_hcm_rows_sweep(arn_stats_rows_get(&rows, w->idx), g, has_row);
 }
 
 void http_dcmp_start(void)
