@@ -190,6 +190,10 @@ const char *conv_lstr(struct conv *c, upb_StringView s); /* lower case */
  * the request line (Envoy validates these as HTTP_HEADER_VALUE): a CR, LF
  * or NUL is refused, naming @p field; it would let the control plane add
  * header lines of its own, or cut the string short. */
+/* A wrapped uint32 @p f of @p p within [@p lo, @p hi] (an Envoy
+ * validation rule), else @p def: out of it, refused naming the field. */
+uint32_t conv_wrapped_u32_in(struct conv *c, struct pb p, const char *f, uint32_t lo, uint32_t hi,
+			     uint32_t def);
 const char *conv_hdr_str(struct conv *c, const char *field, upb_StringView s);
 bool conv_hdr_ok(struct conv *c, const char *field, upb_StringView s); /* the test alone */
 /** A repeated string field @p f as a pool array (lower case if @p lower). */

@@ -793,6 +793,19 @@ bool conv_hdr_ok(struct conv *c, const char *field, upb_StringView s)
 	return true;
 }
 
+uint32_t conv_wrapped_u32_in(struct conv *c, struct pb p, const char *f, uint32_t lo, uint32_t hi,
+			     uint32_t def)
+{
+	uint32_t v;
+	if (!pb_wrapped_u32(p, f, &v))
+		return def;
+	if (v < lo || v > hi) {
+		conv_err(c, f, "%u is out of range: %u to %u", v, lo, hi);
+		return def;
+	}
+	return v;
+}
+
 const char *conv_hdr_str(struct conv *c, const char *field, upb_StringView s)
 {
 	conv_hdr_ok(c, field, s);

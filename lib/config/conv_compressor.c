@@ -17,21 +17,6 @@
 #define BROTLI_TYPE "envoy.extensions.compression.brotli.compressor.v3.Brotli"
 #define ZSTD_TYPE "envoy.extensions.compression.zstd.compressor.v3.Zstd"
 
-/* A wrapped uint32 @p f of @p p within [@p lo, @p hi] (Envoy's validation
- * rules), else @p def. */
-static uint32_t cmp_u32(struct conv *c, struct pb p, const char *f, uint32_t lo, uint32_t hi,
-			uint32_t def)
-{
-	uint32_t v;
-	if (!pb_wrapped_u32(p, f, &v))
-		return def;
-	if (v < lo || v > hi) {
-		conv_err(c, f, "%u is out of range: %u to %u", v, lo, hi);
-		return def;
-	}
-	return v;
-}
-
 /* An enum field @p f of @p p: a value in 0..@p max (defined_only). */
 static uint8_t cmp_enum(struct conv *c, struct pb p, const char *f, int32_t max)
 {
@@ -70,12 +55,13 @@ static void cmp_library(struct conv *c, struct pb lib, struct arn_cfg_compressor
 			conv_only(c, g,
 				  "memory_level,compression_level,compression_strategy,window_bits,"
 				  "chunk_size");
-			o->gz_memlevel = (uint8_t)cmp_u32(c, g, "memory_level", 1, 9, 5);
+			o->gz_memlevel =
+			    (uint8_t)conv_wrapped_u32_in(c, g, "memory_level", 1, 9, 5);
 			uint8_t lv = cmp_enum(c, g, "compression_level", 9);
 			o->gz_level = lv ? (int8_t)lv : -1;
 			o->gz_strategy = cmp_enum(c, g, "compression_strategy", 4);
-			o->gz_window = (uint8_t)cmp_u32(c, g, "window_bits", 9, 15, 12);
-			o->chunk_size = cmp_u32(c, g, "chunk_size", 4096, 65536, 4096);
+			o->gz_window = (uint8_t)conv_wrapped_u32_in(c, g, "window_bits", 9, 15, 12);
+			o->chunk_size = conv_wrapped_u32_in(c, g, "chunk_size", 4096, 65536, 4096);
 		}
 	} else if (arn_sv_eq(tn, BROTLI_TYPE)) {
 		struct pb b = conv_any(c, tc, BROTLI_TYPE);
@@ -87,11 +73,13 @@ static void cmp_library(struct conv *c, struct pb lib, struct arn_cfg_compressor
 			conv_only(c, b,
 				  "quality,encoder_mode,window_bits,input_block_bits,chunk_size,"
 				  "disable_literal_context_modeling");
-			o->br_quality = (uint8_t)cmp_u32(c, b, "quality", 0, 11, 3);
+			o->br_quality = (uint8_t)conv_wrapped_u32_in(c, b, "quality", 0, 11, 3);
 			o->br_mode = cmp_enum(c, b, "encoder_mode", 3);
-			o->br_window = (uint8_t)cmp_u32(c, b, "window_bits", 10, 24, 18);
-			o->br_block = (uint8_t)cmp_u32(c, b, "input_block_bits", 16, 24, 24);
-			o->chunk_size = cmp_u32(c, b, "chunk_size", 4096, 65536, 4096);
+			o->br_window =
+			    (uint8_t)conv_wrapped_u32_in(c, b, "window_bits", 10, 24, 18);
+			o->br_block =
+			    (uint8_t)conv_wrapped_u32_in(c, b, "input_block_bits", 16, 24, 24);
+			o->chunk_size = conv_wrapped_u32_in(c, b, "chunk_size", 4096, 65536, 4096);
 			o->br_no_literal_ctx = pb_bool(b, "disable_literal_context_modeling");
 		}
 	} else if (arn_sv_eq(tn, ZSTD_TYPE)) {
@@ -103,14 +91,14 @@ static void cmp_library(struct conv *c, struct pb lib, struct arn_cfg_compressor
 			    "compression_level,enable_checksum,strategy,dictionary,chunk_size");
 			/* zstd's levels: up to 22 (ZSTD_maxCLevel); more is
 			 * clamped by zstd, refused here */
-			o->zs_level = cmp_u32(c, z, "compression_level", 0, 22, 0);
+			o->zs_level = conv_wrapped_u32_in(c, z, "compression_level", 0, 22, 0);
 			o->zs_checksum = pb_bool(z, "enable_checksum");
 			o->zs_strategy = cmp_enum(c, z, "strategy", 9);
 			if (pb_has(z, "dictionary"))
 				conv_err(c, "dictionary",
 					 "not supported by Arion: remove it (zstd compresses "
 					 "without one)");
-			o->chunk_size = cmp_u32(c, z, "chunk_size", 4096, 65536, 4096);
+			o->chunk_size = conv_wrapped_u32_in(c, z, "chunk_size", 4096, 65536, 4096);
 		}
 	} else {
 		conv_err(c, "",

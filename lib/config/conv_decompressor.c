@@ -17,21 +17,6 @@
 #define BROTLI_TYPE "envoy.extensions.compression.brotli.decompressor.v3.Brotli"
 #define ZSTD_TYPE "envoy.extensions.compression.zstd.decompressor.v3.Zstd"
 
-/* A wrapped uint32 @p f of @p p within [@p lo, @p hi] (Envoy's validation
- * rules), else @p def. */
-static uint32_t dc_u32(struct conv *c, struct pb p, const char *f, uint32_t lo, uint32_t hi,
-		       uint32_t def)
-{
-	uint32_t v;
-	if (!pb_wrapped_u32(p, f, &v))
-		return def;
-	if (v < lo || v > hi) {
-		conv_err(c, f, "%u is out of range: %u to %u", v, lo, hi);
-		return def;
-	}
-	return v;
-}
-
 /* decompressor_library: gzip, brotli or zstd, with Envoy's defaults. */
 static void dc_library(struct conv *c, struct pb lib, struct arn_cfg_decompressor *o)
 {
@@ -55,9 +40,9 @@ static void dc_library(struct conv *c, struct pb lib, struct arn_cfg_decompresso
 		o->lib = ARN_CFG_CMP_GZIP;
 		if (g.m) {
 			conv_only(c, g, "window_bits,chunk_size,max_inflate_ratio");
-			o->gz_window = (uint8_t)dc_u32(c, g, "window_bits", 9, 15, 15);
-			o->chunk_size = dc_u32(c, g, "chunk_size", 4096, 65536, 4096);
-			o->max_ratio = dc_u32(c, g, "max_inflate_ratio", 1, 1032, 100);
+			o->gz_window = (uint8_t)conv_wrapped_u32_in(c, g, "window_bits", 9, 15, 15);
+			o->chunk_size = conv_wrapped_u32_in(c, g, "chunk_size", 4096, 65536, 4096);
+			o->max_ratio = conv_wrapped_u32_in(c, g, "max_inflate_ratio", 1, 1032, 100);
 		}
 	} else if (arn_sv_eq(tn, BROTLI_TYPE)) {
 		struct pb b = conv_any(c, tc, BROTLI_TYPE);
@@ -65,7 +50,7 @@ static void dc_library(struct conv *c, struct pb lib, struct arn_cfg_decompresso
 		if (b.m) {
 			conv_only(c, b, "disable_ring_buffer_reallocation,chunk_size");
 			o->br_no_realloc = pb_bool(b, "disable_ring_buffer_reallocation");
-			o->chunk_size = dc_u32(c, b, "chunk_size", 4096, 65536, 4096);
+			o->chunk_size = conv_wrapped_u32_in(c, b, "chunk_size", 4096, 65536, 4096);
 		}
 	} else if (arn_sv_eq(tn, ZSTD_TYPE)) {
 		struct pb z = conv_any(c, tc, ZSTD_TYPE);
@@ -77,7 +62,7 @@ static void dc_library(struct conv *c, struct pb lib, struct arn_cfg_decompresso
 					 "not supported by Arion: remove them (zstd bodies "
 					 "compressed without a dictionary decompress without "
 					 "one)");
-			o->chunk_size = dc_u32(c, z, "chunk_size", 4096, 65536, 4096);
+			o->chunk_size = conv_wrapped_u32_in(c, z, "chunk_size", 4096, 65536, 4096);
 		}
 	} else {
 		conv_err(c, "",
