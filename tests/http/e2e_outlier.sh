@@ -61,10 +61,15 @@ expect "A healthy" "$(flags odc $ua:8090)" "^healthy$"
 ctl "$ua" "health 503" >/dev/null
 t0=$(date +%s%N)
 expect "exactly 5 503s of 20 requests" "$(codes 20)" "^15 5$"
+# the ejection's stats, one snapshot read at once: read one by one after
+# the checks below, on a loaded machine the last (ejections_active) came
+# after base_ejection_time, when the ejection had ended
+snap=$(curl -s "http://127.0.0.1:$admin_port/stats")
 expect "A ejected: all traffic to B" "$(who 8)" "^0 8 0$"
 expect "A /failed_outlier_check" "$(flags odc $ua:8090)" "^/failed_outlier_check$"
 expect "B healthy" "$(flags odc $ub:8090)" "^healthy$"
 echo "ejected checks done $((($(date +%s%N) - t0) / 1000000)) ms after the first 503"
+od() { v=$(grep -E "^cluster\.odc\.outlier_detection\.$1: " <<<"$snap" | awk '{print $2}'); echo "${v:-0}"; }
 expect "ejections_enforced_total" "$(od ejections_enforced_total)" "^1$"
 expect "ejections_enforced_consecutive_5xx" "$(od ejections_enforced_consecutive_5xx)" "^1$"
 expect "ejections_detected_consecutive_5xx" "$(od ejections_detected_consecutive_5xx)" "^1$"
@@ -78,6 +83,7 @@ expect "ejections_overflow 0" "$(od ejections_overflow)" "^0$"
 # interval (1 s) ends the ejection, /clusters and the gauge follow
 ctl "$ua" "health 200" >/dev/null
 ms() { echo $((($(date +%s%N) - t0) / 1000000)); }
+od() { stat "cluster.odc.outlier_detection.$1"; }
 while [ "$(flags odc $ua:8090)" != healthy ] && [ "$(ms)" -lt 6000 ]; do sleep 0.1; done
 back=$(ms)
 expect "A healthy again, no request" "$(flags odc $ua:8090)" "^healthy$"
