@@ -33,6 +33,7 @@
 #include "arn_config.h"
 #include "arn_l4.h"
 #include "arn_log.h"
+#include "arn_table.h"
 #include "arn_tcp.h"
 #include "http_authz.h"
 #include "http_rls.h"
@@ -189,19 +190,20 @@ static void listeners_sync(struct http_worker *w, const struct arn_cfg_gen *g)
 /* A per-worker array: cache-line aligned, and zeroed here, on the worker's
  * own lcore, so that its pages are placed on the worker's NUMA socket
  * (first touch), as lib/tcp places its connection blocks. */
+/* A worker's table of @p n entries, zeroed and faulted in now (in huge
+ * pages where the kernel gives them: arn_table.h); NULL when out of
+ * memory or when @p n * @p size overflows. */
 static void *worker_array(size_t n, size_t size)
 {
-	size_t bytes = RTE_ALIGN_CEIL(n * size, RTE_CACHE_LINE_SIZE);
-	void *p = aligned_alloc(RTE_CACHE_LINE_SIZE, bytes ? bytes : RTE_CACHE_LINE_SIZE);
-	if (p)
-		memset(p, 0, bytes);
-	return p;
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	return arn_table_zalloc(n * size);
 }
 
 static void worker_free(struct http_worker *w)
 {
-	free(w->conns);
-	free(w->ups);
+	arn_table_free(w->conns);
+	arn_table_free(w->ups);
 	http_mcp_worker_fini(w);
 	http_mcp_tools_worker_fini(w);
 	http_grpc_stats_worker_fini(w);
@@ -214,10 +216,10 @@ static void worker_free(struct http_worker *w)
 	http_ext_proc_worker_fini(w);
 	http_otel_worker_fini(w);
 	http_glog_worker_fini(w);
-	free(w->res_mem);
-	free(w->big_mem);
-	free(w->trl_mem);
-	free(w->pools);
+	arn_table_free(w->res_mem);
+	arn_table_free(w->big_mem);
+	arn_table_free(w->trl_mem);
+	arn_table_free(w->pools);
 	http_tcpp_worker_fini(w);
 	http_hc_worker_fini(w);
 	http_shadow_worker_fini(w);

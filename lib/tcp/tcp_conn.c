@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "arn_log.h"
+#include "arn_table.h"
 #include "tcp_int.h"
 
 static const char *const state_names[TCPS_COUNT] = {
@@ -388,11 +389,11 @@ int tcp_tw_pool_init(struct arn_tcp_worker *wk, uint32_t n)
 	uint32_t hsize = 1;
 	while (hsize < n && hsize < (1u << 30))
 		hsize <<= 1;
-	wk->tw = calloc(n, sizeof(*wk->tw));
-	wk->tw_htab = malloc(sizeof(*wk->tw_htab) * hsize);
+	wk->tw = arn_table_zalloc(sizeof(*wk->tw) * (size_t)n);
+	wk->tw_htab = arn_table_zalloc(sizeof(*wk->tw_htab) * (size_t)hsize);
 	if (wk->tw == NULL || wk->tw_htab == NULL) {
-		free(wk->tw);
-		free(wk->tw_htab);
+		arn_table_free(wk->tw);
+		arn_table_free(wk->tw_htab);
 		wk->tw = NULL;
 		wk->tw_htab = NULL;
 		return -ENOMEM;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "arn_table.h"
 #include "tcp_int.h"
 #include "tcp_ooo.h"
 
@@ -40,7 +41,7 @@ int tcp_ooo_nodes_init(struct arn_tcp_worker *wk)
 	 * bound caps; each mbuf has a node, each run (one mbuf at least)
 	 * one; and tcp_ooo_insert takes two before it looks. */
 	uint64_t n = 2 * ((uint64_t)wk->ooo_max + wk->rmem_grow_max) + 4;
-	wk->ooo_nodes = calloc(n, sizeof(*wk->ooo_nodes));
+	wk->ooo_nodes = arn_table_zalloc(sizeof(*wk->ooo_nodes) * (size_t)n);
 	if (wk->ooo_nodes == NULL)
 		return -ENOMEM;
 	wk->ooo_nodes_n = (uint32_t)n;

@@ -18,6 +18,7 @@
 
 #include "arn_dataplane.h"
 #include "arn_log.h"
+#include "arn_table.h"
 #include "arn_stats.h"
 #include "tcp_int.h"
 #include "tcp_stash.h"
@@ -144,12 +145,12 @@ static const char *const counter_names[] = {
 
 static void wk_free(struct arn_tcp_worker *wk)
 {
-	free(wk->conns);
-	free(wk->htab);
-	free(wk->txr);
-	free(wk->tw);
-	free(wk->tw_htab);
-	free(wk->ooo_nodes);
+	arn_table_free(wk->conns);
+	arn_table_free(wk->htab);
+	arn_table_free(wk->txr);
+	arn_table_free(wk->tw);
+	arn_table_free(wk->tw_htab);
+	arn_table_free(wk->ooo_nodes);
 	free(wk);
 }
 
@@ -191,11 +192,13 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 		wk->sndbuf = 4096;
 	size_t csz =
 	    RTE_ALIGN_CEIL(sizeof(struct arn_tcp_conn) * (size_t)maxc, RTE_CACHE_LINE_SIZE);
-	wk->conns = aligned_alloc(RTE_CACHE_LINE_SIZE, csz);
+	/* the big tables zeroed and faulted in now, in huge pages where the
+	 * kernel gives them (arn_table.h) */
+	wk->conns = arn_table_zalloc(csz);
 	uint32_t hsize = 1;
 	while (hsize < maxc && hsize < (1u << 30))
 		hsize <<= 1;
-	wk->htab = calloc(hsize, sizeof(*wk->htab));
+	wk->htab = arn_table_zalloc(sizeof(*wk->htab) * (size_t)hsize);
 	/* RACK records: 8 segments in flight per connection on average;
 	 * a connection that finds none left falls back to RFC 6675 */
 	uint64_t nrec = (uint64_t)maxc * 8;
@@ -204,7 +207,7 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 	if (nrec > (1u << 20))
 		nrec = 1u << 20;
 	wk->txr_n = (uint32_t)nrec;
-	wk->txr = malloc(sizeof(*wk->txr) * wk->txr_n);
+	wk->txr = arn_table_zalloc(sizeof(*wk->txr) * wk->txr_n);
 	/* TIME_WAIT records (48 bytes each): twice the connection blocks, so
 	 * that a worker closing as fast as it opens keeps 2 MSL of history;
 	 * past that the oldest is recycled, as Linux's tw bucket limit does */
@@ -215,7 +218,6 @@ int arn_tcp_worker_init(struct arn_lcore *lc, const struct arn_dataplane *conf)
 		wk_free(wk);
 		return -ENOMEM;
 	}
-	memset(wk->conns, 0, csz);
 	wk->hmask = hsize - 1;
 	tcp_txr_pool_init(wk);
 	for (uint32_t i = maxc; i-- > 0;) {

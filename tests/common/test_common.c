@@ -4,11 +4,14 @@
  * (arn_cksum.h), the HTTP reason phrases (arn_http_reason.h) and the JSON tree (arn_json.h,
  * strings decoded by json-c) that the admin endpoint and the access log read.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -20,6 +23,7 @@
 #include "arn_hex.h"
 #include "arn_http_reason.h"
 #include "arn_json.h"
+#include "arn_table.h"
 
 /* Every byte: the 22 hex digits of either case have their value, nothing
  * else is a digit (no sign, space, 'g' or high byte slips through). */
@@ -507,10 +511,76 @@ static void test_cksum_short_matches_reference(void **state)
 	munmap(map, (size_t)pg * 3);
 }
 
+/* The smaps entry of the mapping holding @p p: its Rss in KiB and whether
+ * its VmFlags say "hg" (MADV_HUGEPAGE); false when not found. */
+static bool smaps_of(const void *p, long *rss_kb, bool *hg)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return false;
+	char line[512];
+	bool in = false, found = false;
+	*rss_kb = -1;
+	*hg = false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			if (found)
+				break;
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			found = in;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (strncmp(line, "Rss:", 4) == 0)
+			*rss_kb = strtol(line + 4, NULL, 10);
+		if (strncmp(line, "VmFlags:", 8) == 0)
+			*hg = strstr(line, " hg") != NULL;
+	}
+	fclose(f);
+	return found;
+}
+
+/* arn_table_zalloc: zeroed, 64-byte aligned, writable to its last byte,
+ * and (but under ASan, where the tables stay on the heap for its
+ * redzones and leak check) faulted in at once (Rss covers it before any
+ * write) and advised into huge pages when 2 MiB or more. */
+static void test_table_zeroed_faulted_in_and_huge(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = {1, 100, 4096, (2u << 20) - 64, 5u << 20};
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		uint8_t *p = arn_table_zalloc(n);
+		assert_non_null(p);
+		assert_int_equal((uintptr_t)p % 64, 0);
+#if !defined(__SANITIZE_ADDRESS__)
+		long rss;
+		bool hg;
+		assert_true(smaps_of(p, &rss, &hg));
+		assert_true(rss * 1024 >= (long)n); /* faulted in before any write */
+		assert_int_equal(hg, n + 64 >= (2u << 20));
+#endif
+		for (size_t i = 0; i < n; i++)
+			if (p[i] != 0)
+				fail_msg("byte %zu of %zu not zero", i, n);
+		p[0] = 1;
+		p[n - 1] = 1;
+		arn_table_free(p);
+	}
+	arn_table_free(NULL);
+	errno = 0;
+	assert_null(arn_table_zalloc(SIZE_MAX - 10));
+	assert_int_equal(errno, ENOMEM);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hexval_every_byte),
+	    cmocka_unit_test(test_table_zeroed_faulted_in_and_huge),
 	    cmocka_unit_test(test_json_unicode_escape),
 	    cmocka_unit_test(test_json_literals_byte_for_byte),
 	    cmocka_unit_test(test_json_key_order_and_duplicates),
