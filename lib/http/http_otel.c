@@ -1110,8 +1110,25 @@ void http_otel_finish(struct http_stream *st)
 	/* a request that neither went upstream nor was answered here (a
 	 * local reply starts it: http_otel_local) starts its span now, with
 	 * the id it has (Envoy starts every request's at its head) */
-	if (!st->otel && !st->otel_bad)
-		start(st, hc->hcm->use_remote_address, st->request_id, st->request_id_len);
+	if (!st->otel && !st->otel_bad) {
+		/* the edge as the head's decision takes it (http_local.c's
+		 * local_trace): with use_remote_address, an internal client's
+		 * request is not at the edge, and its force-trace counts */
+		bool internal = false;
+		if (hc->hcm->use_remote_address)
+			http_client_addr(hc->hcm, &st->req.m, hc->raddr, &internal);
+		/* its id: the one given at the head (a tracing manager's
+		 * filters walk, so http_request_id_head gave it), or without
+		 * generate_request_id the client's, which Envoy leaves as is */
+		const char *rid = st->request_id;
+		uint32_t rid_len = st->request_id_len;
+		if (!rid && !hc->hcm->generate_request_id) {
+			const struct arn_h1_header *x = hdr_find(&st->req.m, "x-request-id", 12);
+			rid = x ? x->value : NULL;
+			rid_len = x ? x->value_len : 0;
+		}
+		start(st, hc->hcm->use_remote_address && !internal, rid, rid_len);
+	}
 	if (!st->otel)
 		return;
 	if (sp->up_open) /* the last attempt's upstream span first */

@@ -405,6 +405,81 @@ static void test_otel_upstream_spans(void **state)
 	hh_end();
 }
 
+/* Insert @p what (JSON members, each with its comma) after @p after in
+ * @p b, in place. */
+static void json_insert(char *b, size_t cap_, const char *after, const char *what)
+{
+	char *at = strstr(b, after);
+	assert_non_null(at);
+	at += strlen(after);
+	size_t n = strlen(what);
+	assert_true(strlen(b) + n < cap_);
+	memmove(at + n, at, strlen(at) + 1);
+	memcpy(at, what, n);
+}
+
+/* A request that neither went upstream nor was answered here (held by
+ * the fault filter's delay, then its client reset) gets its span when it
+ * ends, with Envoy's decision at the head: with use_remote_address, a
+ * client inside internal_address_config is internal, and an internal
+ * request's x-envoy-force-trace is honoured (ConnectionManagerUtility::
+ * mutateTracingRequestHeader), so with random_sampling 0 its span is
+ * sampled and exported. Failed before: such a request's decision took
+ * every use_remote_address request as the edge, ignored force-trace and
+ * sent no span. An external client's force-trace is still ignored. */
+static void test_otel_span_of_an_abandoned_internal_request(void **state)
+{
+	(void)state;
+	for (int internal = 1; internal >= 0; internal--) {
+		hh_begin(1);
+		static char b[32768];
+		snprintf(b, sizeof(b), HH_LDYN, HH_ROUTE_DYN);
+		json_insert(b, sizeof(b), "\"generate_request_id\":false,",
+			    internal ? "\"use_remote_address\":true,\"internal_address_config\":{"
+				       "\"cidr_ranges\":[{\"address_prefix\":\"198.18.0.0\","
+				       "\"prefix_len\":16}]},"
+				     : "\"use_remote_address\":true,\"internal_address_config\":{"
+				       "\"cidr_ranges\":[{\"address_prefix\":\"10.0.0.0\","
+				       "\"prefix_len\":8}]},");
+		json_insert(b, sizeof(b), "\"tracing\":{", "\"random_sampling\":{\"value\":0},");
+		hh_apply(ARN_TYPE_URL_LISTENER, b);
+		hh_cfg_changed = true;
+		hh_settle();
+		uint64_t sent0 = otel_stat(ARN_OTEL_spans_sent);
+		hh_open(0, 82);
+		hh_settle();
+		uint32_t rx0[N_PEERS];
+		snapshot(rx0);
+		send_str(hh_client(0), "GET /t/5 HTTP/1.1\r\nHost: a\r\n"
+				       "x-request-id: 0000270f-0000-4000-8000-000000000000\r\n"
+				       "x-envoy-force-trace: true\r\n"
+				       "x-envoy-fault-delay-request: 3000\r\n\r\n");
+		hh_advance(100);
+		assert_null(upstream_that_got(rx0)); /* held by the delay */
+		hh_reset(hh_client(0));
+		hh_settle();
+		snapshot(rx0);
+		for (int i = 0; i < 60; i++) {
+			hh_advance(100);
+			if (upstream_that_got(rx0))
+				break;
+		}
+		struct peer *col = upstream_that_got(rx0);
+		if (!internal) {
+			assert_null(col);
+			assert_int_equal(otel_stat(ARN_OTEL_spans_sent) - sent0, 0);
+			hh_end();
+			continue;
+		}
+		if (!col)
+			fail_msg("no span exported for the internal request's force-trace");
+		assert_int_equal(otel_stat(ARN_OTEL_spans_sent) - sent0, 1);
+		send_str(col, "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\n"
+			      "grpc-status: 0\r\ncontent-length: 0\r\n\r\n");
+		hh_end();
+	}
+}
+
 int main(void)
 {
 	hh_init(false);
@@ -413,6 +488,7 @@ int main(void)
 	    cmocka_unit_test(test_otel_fuzz_seed),
 	    cmocka_unit_test(test_otel_run_end_with_export_pending),
 	    cmocka_unit_test(test_otel_upstream_spans),
+	    cmocka_unit_test(test_otel_span_of_an_abandoned_internal_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
