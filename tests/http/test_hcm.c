@@ -8070,6 +8070,175 @@ static void test_h2_request_body_no_mbuf(void **state)
 	h2c_close(&k);
 }
 
+/* The place of the first frame of @p type on stream @p id with all of
+ * @p flags among the frames Arion wrote on @p c (0 the first), -1 when
+ * there is none; its first payload word in @p word when asked. */
+static int frame_place(const struct arn_tcp_conn *c, uint8_t type, int32_t id, uint8_t flags,
+		       uint32_t *word)
+{
+	const uint8_t *b = (const uint8_t *)c->tx;
+	size_t n = c->tx_len, at = 0;
+	for (int i = 0; at + 9 <= n; i++) {
+		size_t len = (size_t)b[at] << 16 | (size_t)b[at + 1] << 8 | b[at + 2];
+		int32_t sid =
+		    (int32_t)((uint32_t)(b[at + 5] & 0x7f) << 24 | (uint32_t)b[at + 6] << 16 |
+			      (uint32_t)b[at + 7] << 8 | b[at + 8]);
+		if (b[at + 3] == type && sid == id && (b[at + 4] & flags) == flags) {
+			if (word && len >= 4 && at + 13 <= n)
+				*word = (uint32_t)b[at + 9] << 24 | (uint32_t)b[at + 10] << 16 |
+					(uint32_t)b[at + 11] << 8 | b[at + 12];
+			return i;
+		}
+		at += 9 + len;
+	}
+	return -1;
+}
+
+/* A POST whose first 1,000 bytes reached the upstream, the rest not sent
+ * yet: its stream on the client @p k, its upstream connection in @p u. */
+static int32_t h2_post_half_sent(struct h2c *k, struct arn_tcp_conn **u)
+{
+	h2c_open(k, 65535);
+	mb_len = mb_off = 0;
+	mb_more('a', 1000, false);
+	nghttp2_data_provider prd = {.read_callback = mb_read};
+	int32_t id = h2c_request(k, "POST", "/up", &prd, NULL, NULL);
+	h2c_pump(k);
+	*u = upstream_accepts();
+	h2c_pump(k);
+	want_in((*u)->tx, "aaaa");
+	return id;
+}
+
+/* The stream @p id got the upstream's complete early answer ("early\n")
+ * and, after the frame that ended it, one RST_STREAM NO_ERROR; the
+ * upstream connection was closed, not pooled with a request half sent. */
+static void want_early_answer(struct h2c *k, int32_t id, struct arn_tcp_conn *u)
+{
+	struct h2c_stream *x = h2c_find(k, id);
+	assert_true(x->closed);
+	assert_int_equal(x->status, 200);
+	assert_int_equal(x->body_len, 6);
+	assert_memory_equal(x->body, "early\n", 6);
+	assert_int_equal(x->error, NGHTTP2_NO_ERROR);
+	uint32_t code = ~0u;
+	int end = frame_place(k->c, NGHTTP2_DATA, id, NGHTTP2_FLAG_END_STREAM, NULL);
+	int rst = frame_place(k->c, NGHTTP2_RST_STREAM, id, 0, &code);
+	assert_true(end >= 0);
+	assert_true(rst > end);
+	assert_int_equal(code, NGHTTP2_NO_ERROR);
+	assert_int_equal(h2c_frames_on_wire(k, NGHTTP2_RST_STREAM, id), 1);
+	assert_true(u->closed);
+	want_not_in(u->tx, "\r\n0\r\n\r\n"); /* the upstream never saw the body end */
+	assert_int_equal(stat("http2.tx_reset"), 1);
+	/* the proxy did not fail the stream, nor did the client */
+	assert_int_equal(stat("http.in.downstream_rq_tx_reset"), 0);
+	assert_int_equal(stat("http.in.downstream_rq_rx_reset"), 0);
+	assert_int_equal(stat("http.in.downstream_rq_2xx"), 1);
+	assert_int_equal(stat("http2.streams_active"), 0);
+}
+
+/*
+ * An upstream that answers a POST completely before its body is all in
+ * (RFC 9113 8.1: a server may; it then sends RST_STREAM NO_ERROR so the
+ * client stops sending, and the client must keep the response). Envoy's
+ * ConnectionManagerImpl::doEndStream resets such a stream (LocalReset,
+ * which its codec's reasonToReset sends as NO_ERROR) and its codec's
+ * StreamImpl::resetStream defers the RST_STREAM until the frame with
+ * END_STREAM is out. So does Arion: HEADERS, DATA with END_STREAM, then
+ * one RST_STREAM NO_ERROR, never before and never another code (a client
+ * such as curl fails the stream otherwise); the upstream connection is
+ * closed, and the client's connection serves its next stream.
+ */
+static void test_h2_early_response_resets_no_error_after_end(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	struct arn_tcp_conn *u;
+	int32_t a = h2_post_half_sent(&k, &u);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nearly\n");
+	h2c_pump(&k);
+	want_early_answer(&k, a, u);
+	/* the rest of the body: the client stopped sending it */
+	mb_more('b', 1000, true);
+	nghttp2_session_resume_data(k.s, a);
+	h2c_pump(&k);
+	want_not_in(u->tx, "bbbb");
+	assert_false(k.goaway);
+	int32_t b = h2c_request(&k, "GET", "/b", NULL, NULL, NULL);
+	h2c_pump(&k);
+	struct arn_tcp_conn *u2 = upstream_accepts();
+	h2c_pump(&k);
+	send_s(u2, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	h2c_pump(&k);
+	assert_int_equal(h2c_find(&k, b)->status, 200);
+	h2c_close(&k);
+}
+
+/*
+ * The same early answer from an upstream that closes its connection right
+ * after it (connection: close, then its FIN or RST: the request's body it
+ * did not read) while the request's body is still coming: the response
+ * went to the client whole, so the stream ends as above (RST_STREAM
+ * NO_ERROR after END_STREAM), not as an upstream lost mid-response
+ * (http_upstream_lost's reset, INTERNAL_ERROR). (A response whose end
+ * still waits for the client's window when the close comes is cut: see
+ * docs/http.md.)
+ */
+static void test_h2_early_response_upstream_closes(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	struct arn_tcp_conn *u;
+	int32_t a = h2_post_half_sent(&k, &u);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 6\r\nconnection: close\r\n\r\nearly\n");
+	upstream_closes(u, 0);
+	poll_ms(1);
+	h2c_pump(&k);
+	want_early_answer(&k, a, u);
+	assert_int_equal(stat("http.in.rq_reset_after_downstream_response_started"), 0);
+	h2c_close(&k);
+}
+
+/*
+ * HTTP/1.1: an upstream's complete answer to a POST whose body is not all
+ * in goes to the client whole, with "connection: close" (as Envoy's), and
+ * the connection ends with a FIN after it, not a reset: the rest of the
+ * body the client sends is read and dropped (never taken for a next
+ * request, never an RST that could destroy the response in flight).
+ */
+static void test_h1_early_response_closes_after_it(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "POST /up HTTP/1.1\r\nHost: a\r\ncontent-length: 3000\r\n\r\n");
+	char body[1000];
+	memset(body, 'a', sizeof(body));
+	send_n(c, body, sizeof(body));
+	struct arn_tcp_conn *u = upstream_accepts();
+	poll_ms(1);
+	want_in(u->tx, "aaaa");
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nearly\n");
+	poll_ms(1);
+	assert_true(answered(c, "HTTP/1.1 200"));
+	want_in(c->tx, "connection: close\r\n");
+	want_in(c->tx, "\r\n\r\nearly\n");
+	assert_true(c->shut);
+	assert_false(c->aborted);
+	assert_true(u->closed);
+	/* the rest of the body, which looks like a request: dropped */
+	memcpy(body, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", 28);
+	send_n(c, body, sizeof(body));
+	send_n(c, body, sizeof(body));
+	poll_ms(1);
+	assert_int_equal(upstream_pending(), 0);
+	assert_false(c->aborted);
+	assert_int_equal(stat("http.in.downstream_rq_total"), 1);
+}
+
 /* Cluster "web" over HTTP/1.1 with @p h1 as its Http1ProtocolOptions: the
  * deprecated cluster field (@p typed false) or the typed extension's
  * explicit_http_config. */
@@ -10925,6 +11094,9 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_nghttp2_memory_bounded, teardown),
 	    cmocka_unit_test_teardown(test_h2_trailers_own_budget, teardown),
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
+	    cmocka_unit_test_teardown(test_h2_early_response_resets_no_error_after_end, teardown),
+	    cmocka_unit_test_teardown(test_h2_early_response_upstream_closes, teardown),
+	    cmocka_unit_test_teardown(test_h1_early_response_closes_after_it, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_no_mbuf_is_local_reset, teardown),
 	    cmocka_unit_test_teardown(test_uph2_no_mbuf_retry_ejects_no_host, teardown),
