@@ -379,6 +379,36 @@ static void add_line(lua_State *L, struct lua_call *c, const char *n, size_t nl,
 	    .n = kn, .nl = (uint16_t)nl, .v = kv, .vl = (uint32_t)vl, .live = true};
 }
 
+/* The @p k-th value of @p n in a map (*@p vl its length), or NULL. */
+typedef const char *(*nth_fn)(void *map, const char *n, size_t nl, size_t k, size_t *vl);
+
+/* get(name) of a header or trailer map: every value of @p n joined with
+ * "," (Envoy's HeaderMapWrapper::luaGet, getAllOfHeaderAsString), or nil.
+ * One copy for both maps: @p at walks the map's values. */
+static int push_joined(lua_State *L, nth_fn at, void *map, const char *n, size_t nl)
+{
+	luaL_Buffer b;
+	size_t vl;
+	const char *v = at(map, n, nl, 0, &vl);
+	if (!v) {
+		lua_pushnil(L);
+		return 1;
+	}
+	luaL_buffinit(L, &b);
+	luaL_addlstring(&b, v, vl);
+	for (size_t k = 1; (v = at(map, n, nl, k, &vl)); k++) {
+		luaL_addchar(&b, ',');
+		luaL_addlstring(&b, v, vl);
+	}
+	luaL_pushresult(&b);
+	return 1;
+}
+
+static const char *head_nth(void *map, const char *n, size_t nl, size_t k, size_t *vl)
+{
+	return value_at(map, n, nl, k, vl);
+}
+
 /* get(name): every value joined with "," (Envoy's HeaderMapWrapper), or nil */
 static int h_get(lua_State *L)
 {
@@ -395,21 +425,7 @@ static int h_get(lua_State *L)
 		lua_pushnil(L); /* Host is :authority */
 		return 1;
 	}
-	luaL_Buffer b;
-	bool any = false;
-	for (size_t k = 0; (v = value_at(c, n, nl, k, &vl)); k++) {
-		if (!any)
-			luaL_buffinit(L, &b);
-		else
-			luaL_addchar(&b, ',');
-		luaL_addlstring(&b, v, vl);
-		any = true;
-	}
-	if (any)
-		luaL_pushresult(&b);
-	else
-		lua_pushnil(L);
-	return 1;
+	return push_joined(L, head_nth, c, n, nl);
 }
 
 /* getAtIndex(name, i): the i-th value (0 first), or nil */
@@ -1027,6 +1043,16 @@ static int trl_find(const struct arn_h1_msg *m, const char *n, size_t nl, size_t
 	return -1;
 }
 
+static const char *trl_nth(void *map, const char *n, size_t nl, size_t k, size_t *vl)
+{
+	const struct arn_h1_msg *m = map;
+	int j = trl_find(m, n, nl, k);
+	if (j < 0)
+		return NULL;
+	*vl = m->trailers[j].value_len;
+	return m->trailers[j].value;
+}
+
 static struct arn_h1_msg *trl_live(lua_State *L, int idx, struct lua_call **pc)
 {
 	struct lua_call *c = live(L, idx, MT_TRAILERS);
@@ -1040,24 +1066,7 @@ static int t_get(lua_State *L)
 	struct arn_h1_msg *m = trl_live(L, 1, NULL);
 	size_t nl;
 	const char *n = luaL_checklstring(L, 2, &nl);
-	luaL_Buffer b;
-	bool any = false;
-	for (unsigned j = 0; j < m->n_trailers; j++) {
-		const struct arn_h1_header *h = &m->trailers[j];
-		if (!eq(h->name, h->name_len, n, nl))
-			continue;
-		if (!any)
-			luaL_buffinit(L, &b);
-		else
-			luaL_addchar(&b, ',');
-		luaL_addlstring(&b, h->value, h->value_len);
-		any = true;
-	}
-	if (any)
-		luaL_pushresult(&b);
-	else
-		lua_pushnil(L);
-	return 1;
+	return push_joined(L, trl_nth, m, n, nl);
 }
 
 static int t_get_at(lua_State *L)
