@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -1841,6 +1842,18 @@ static void l4_stream_end(struct http_stream *st)
  * filter's, or ext_authz's with_request_body. */
 static bool l4_body(struct http_stream *st, const char *data, size_t len)
 {
+	if (http_lua_streaming(st) && !http_buffer_reading(st)) {
+		/* a Lua script before the reader waits in bodyChunks() or
+		 * trailers(): the slice passes it first, as Envoy's decodeData
+		 * walks the chain in order (the buffer filter feeds it itself,
+		 * through its decode_xform) */
+		const char *out = data;
+		long k = http_lua_xform(st, (char *)(uintptr_t)data, len, false, &out);
+		if (k < 0)
+			return false;
+		data = out;
+		len = (size_t)k;
+	}
 	if (http_lua_reading(st))
 		return http_lua_body(st, data, len);
 	if (http_buffer_reading(st))
@@ -1852,6 +1865,12 @@ static bool l4_body(struct http_stream *st, const char *data, size_t len)
 
 static void l4_body_end(struct http_stream *st)
 {
+	if (http_lua_streaming(st) && !http_buffer_reading(st)) {
+		/* its end (and the trailers) to the Lua script before, first */
+		const char *out = NULL;
+		if (http_lua_xform(st, NULL, 0, true, &out) < 0)
+			return;
+	}
 	if (http_lua_reading(st)) {
 		http_lua_body_end(st);
 		return;

@@ -743,6 +743,8 @@ static int resp_body(lua_State *L, struct lua_call *c)
 	return lua_yield(L, 0);
 }
 
+static uint8_t xf_index(void);
+
 /* body(): the request's body whole, as a buffer object. Without one
  * (a head-only request), nil; read already by a filter before, at once;
  * else the script waits (the coroutine yields) until it is whole. */
@@ -769,8 +771,10 @@ static int s_body(lua_State *L)
 		return luaL_error(L, "body() called twice");
 	if (c->co_ref != LUA_NOREF)
 		return luaL_error(L, "body() after httpCall() is not supported by Arion");
-	if (st->req_xf)
-		/* a filter before rewrites the body (gRPC-Web text) */
+	if (st->req_xf && st->req_xf != xf_index())
+		/* a filter before rewrites the body (gRPC-Web text); a Lua
+		 * filter's bodyChunks() before this one is fed each slice first
+		 * (http_l4.c's l4_body), as Envoy's chain */
 		return luaL_error(L,
 				  "body() after a body-rewriting filter is not supported by Arion");
 	c->want_body = true;
@@ -2728,6 +2732,11 @@ long http_lua_xform(struct http_stream *st, char *data, size_t len, bool end, co
 	if (w && (end || w->wait == LW_CHUNK) && !stream_resume(w, data, len, end))
 		st->res->lua_chunks = NULL;
 	return (long)len;
+}
+
+bool http_lua_streaming(const struct http_stream *st)
+{
+	return st->res && st->res->lua_chunks;
 }
 
 bool http_lua_reading(const struct http_stream *st)

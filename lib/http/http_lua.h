@@ -125,6 +125,11 @@ size_t http_lua_resume_at(const struct http_stream *st);
  */
 long http_lua_xform(struct http_stream *st, char *data, size_t len, bool end, const char **out);
 
+/** Does a script wait in bodyChunks() or trailers() for @p st's request
+ * body's slices (http_lua_xform)? A filter after the Lua filter that
+ * reads the body whole (http_l4.c's readers) hands them over first. */
+bool http_lua_streaming(const struct http_stream *st);
+
 /** The stream ends: a script waiting for its (request's or response's)
  * body is let go, a kept response body freed. */
 void http_lua_stream_end(struct http_stream *st);

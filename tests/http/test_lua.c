@@ -111,6 +111,19 @@
 	"if hd:get('x-stream') then local b = 0 for c in h:bodyChunks() do b = b + c:length() end "  \
 	"local t = h:trailers() if t then t:add('x-rn', tostring(b)) end end end"
 
+/* /pair: lua's script counts the request's chunks (bodyChunks()), lua2's
+ * after it reads the body whole (body()) and tells what the first saw */
+#define BOTH_A                                                                                     \
+	"function envoy_on_request(h) local n, b = 0, 0 "                                           \
+	"for c in h:bodyChunks() do n = n + 1 b = b + c:length() end local t = h:trailers() "       \
+	"h:streamInfo():dynamicMetadata():set('a', 'seen', (n > 0 and 'some' or 'none') .. ' ' .. " \
+	"b .. ' ' .. (t and t:get('x-t') or 'nil')) end"
+#define BOTH_B                                                                                     \
+	"function envoy_on_request(h) local b = h:body() "                                          \
+	"local d = h:streamInfo():dynamicMetadata():get('a') "                                      \
+	"h:headers():add('x-a', d and d.seen or 'none') "                                           \
+	"h:headers():add('x-len', tostring(b:length())) end"
+
 #define LUA_LISTENER                                                                               \
 	"{\"name\":\"dyn\",\"address\":{\"socket_address\":{\"address\":\"0.0.0.0\","              \
 	"\"port_value\":82}},\"filter_chains\":[{\"filters\":[{\"name\":\"hcm\","                  \
@@ -141,6 +154,10 @@
 	LUA_ROUTE_(",\"name\":\"hc.lua\"") "},"                                                      \
 	"{\"match\":{\"prefix\":\"/chunks\"},\"route\":{\"cluster\":\"dyn\"},"                     \
 	LUA_ROUTE_(",\"name\":\"chunks.lua\"") "},"                                                  \
+	"{\"match\":{\"prefix\":\"/pair\"},\"route\":{\"cluster\":\"web\"},"                       \
+	"\"typed_per_filter_config\":{\"lua\":{" AT_("lua.v3.LuaPerRoute")                          \
+	",\"source_code\":{\"inline_string\":\"" BOTH_A "\"}},\"lua2\":{"                            \
+	AT_("lua.v3.LuaPerRoute") ",\"source_code\":{\"inline_string\":\"" BOTH_B "\"}}}},"             \
 	"{\"match\":{\"prefix\":\"/rhc\"},\"route\":{\"cluster\":\"web\"},"                        \
 	LUA_ROUTE_(",\"name\":\"rhc.lua\"") "},"                                                     \
 	"{\"match\":{\"prefix\":\"/off\"},\"route\":{\"cluster\":\"web\"},"                        \
@@ -1360,6 +1377,45 @@ static void test_lua_body_chunks_response(void **state)
 	hh_end();
 }
 
+/* A Lua filter's bodyChunks() and a filter after it that reads the body
+ * whole (lua2's body()), as Envoy's chain (StreamHandleWrapper::onData
+ * of each filter in order: the first resumed with each chunk as it
+ * passes, then with the end, before the second's WaitForBody resumes
+ * with the whole body): the first script sees every slice and the
+ * trailers, its dynamicMetadata is there when the second goes on, and
+ * the body goes upstream whole, framed by its length. Fails before:
+ * lua2's body() is a script error ("after a body-rewriting filter"), no
+ * x-len; and with that refusal gone alone, the first script is never
+ * resumed (x-a: none): the second's reader took the slices. */
+static void test_lua_body_chunks_then_body(void **state)
+{
+	(void)state;
+	lua_begin();
+	hh_open(0, 82);
+	hh_settle();
+	char got[4096], r[4096];
+	chunks_exchange(CHUNKED_REQ("/pair"), got, sizeof(got), OK5, r, sizeof(r));
+	if (!strstr(got, "POST /pair HTTP/1.1\r\n") || !strstr(got, "x-a: some 11 client\r\n") ||
+	    !strstr(got, "x-len: 11\r\n") || !strstr(got, "content-length: 11\r\n") ||
+	    !strstr(got, "\r\n\r\nhello world"))
+		fail_msg("the upstream got (lua errors %llu):\n%s",
+			 (unsigned long long)lua_stat(ARN_LUA_errors), got);
+	if (!strstr(r, "hello"))
+		fail_msg("the client got:\n%s", r);
+	/* a body in two sends: nothing upstream before its last byte (the
+	 * second holds the head), then both scripts' work */
+	uint32_t rx0[N_PEERS];
+	snapshot(rx0);
+	send_str(hh_client(0), "POST /pair HTTP/1.1\r\nHost: a\r\ncontent-length: 6\r\n\r\nabc");
+	assert_null(upstream_that_got(rx0));
+	chunks_exchange("def", got, sizeof(got), OK5, r, sizeof(r));
+	if (!strstr(got, "x-a: some 6 nil\r\n") || !strstr(got, "x-len: 6\r\n") ||
+	    !strstr(got, "\r\n\r\nabcdef"))
+		fail_msg("the upstream got:\n%s", got);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
+	hh_end();
+}
+
 int main(void)
 {
 	arn_config_set_features(ARN_CONFIG_FEATURE_L4 | ARN_CONFIG_FEATURE_HTTP_L4);
@@ -1387,6 +1443,7 @@ int main(void)
 	    cmocka_unit_test(test_lua_http_call_response),
 	    cmocka_unit_test(test_lua_body_chunks_request),
 	    cmocka_unit_test(test_lua_body_chunks_response),
+	    cmocka_unit_test(test_lua_body_chunks_then_body),
 	};
 	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
