@@ -57,6 +57,8 @@ struct lua_call {
 	bool overflow;
 	/* body(): the call waits for the request's (or response's) body */
 	bool want_body;
+	/* this run of it yielded in body() (cleared at each resumption) */
+	bool yield_body;
 	bool body_set;	/* setBytes() replaced the request's kept body */
 	bool body_lost; /* setBytes() found no room: the body is not whole */
 	int co_ref;	/* its coroutine, in the state's registry (LUA_NOREF: none) */
@@ -739,7 +741,7 @@ static int resp_body(lua_State *L, struct lua_call *c)
 		/* ext_proc (BUFFERED), grpc_web or the compressor has it */
 		return luaL_error(L, "body() on a response another filter took is not supported "
 				     "by Arion");
-	c->want_body = true;
+	c->want_body = c->yield_body = true;
 	return lua_yield(L, 0);
 }
 
@@ -769,15 +771,16 @@ static int s_body(lua_State *L)
 	}
 	if (c->want_body)
 		return luaL_error(L, "body() called twice");
-	if (c->co_ref != LUA_NOREF)
-		return luaL_error(L, "body() after httpCall() is not supported by Arion");
 	if (st->req_xf && st->req_xf != xf_index())
 		/* a filter before rewrites the body (gRPC-Web text); a Lua
 		 * filter's bodyChunks() before this one is fed each slice first
 		 * (http_l4.c's l4_body), as Envoy's chain */
 		return luaL_error(L,
 				  "body() after a body-rewriting filter is not supported by Arion");
-	c->want_body = true;
+	/* after an httpCall() too: Envoy's luaBody yields (WaitForBody) when
+	 * no body came yet, and Arion reads none while the call holds the
+	 * head (run_resumed has it read then) */
+	c->want_body = c->yield_body = true;
 	return lua_yield(L, 0);
 }
 
@@ -913,8 +916,10 @@ static bool has_body(const struct lua_call *c)
 static void stream_check(lua_State *L, struct lua_call *c, const char *what)
 {
 	struct http_stream *st = c->st;
-	if (c->call || c->co_ref != LUA_NOREF)
-		luaL_error(L, "%s after httpCall() is not supported by Arion", what);
+	if (c->resp && c->co_ref != LUA_NOREF)
+		/* (a request's is: run_resumed) */
+		luaL_error(L, "%s after httpCall() in envoy_on_response is not supported by Arion",
+			   what);
 	if (c->resp) {
 		if (st->state & HTTP_S_ENC_BODY)
 			luaL_error(L,
@@ -2499,6 +2504,7 @@ static int resume_k(lua_State *L)
 	arn_lua_arm(co, &vm->mem);
 	int nargs = 1;
 	c->wait = LW_NONE;
+	c->yield_body = false;
 	if (c->answer) { /* httpCall()'s answer: made here, moved over */
 		push_answer(L, c->answer);
 		lua_xmove(L, co, 2);
@@ -2520,8 +2526,8 @@ static int resume_k(lua_State *L)
 				 c->n_reply);
 		return 0;
 	}
-	if (rc == LUA_YIELD && (c->call || c->wait))
-		return 0; /* another httpCall(), the next chunk: it waits again */
+	if (rc == LUA_YIELD && (c->call || c->wait || c->yield_body))
+		return 0; /* another httpCall(), the next chunk, the body: it waits again */
 	if (rc == LUA_YIELD)
 		return luaL_error(L, "script performed an unexpected yield");
 	if (rc != LUA_OK) {
@@ -2635,17 +2641,27 @@ static void let_go(struct lua_call *c)
 /* body(): the call waits, the head held (HTTP_S_MCP) while the body is
  * read into the stream's kept body. @return true (the walk stops), or
  * the call goes on as if the script had failed there without memory. */
+/* Is a request body a script waits for past HTTP_LUA_BODY_MAX by its
+ * content-length? Then too_large answers 413 before a byte of it is read
+ * (as the buffer filter's). */
+static bool past_bound(const struct http_stream *st)
+{
+	const struct arn_h1_msg *m = &st->req.m;
+	return (m->flags & ARN_H1_F_CONTENT_LENGTH) && m->content_length > HTTP_LUA_BODY_MAX;
+}
+
+static void too_large(struct http_stream *st)
+{
+	HTTP_INC(st->hc, downstream_rq_too_large);
+	http_local_reply(st, 413, "Payload Too Large", 17, 0, "request_payload_too_large", NULL, 0);
+}
+
 static bool wait_body(struct http_stream *st, size_t i, struct lua_call *c)
 {
 	c->vm->pins++;
-	const struct arn_h1_msg *m = &st->req.m;
-	if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && m->content_length > HTTP_LUA_BODY_MAX) {
-		/* past the bound by its content-length: answered before a
-		 * byte of it is read (as the buffer filter's) */
+	if (past_bound(st)) {
 		let_go(c);
-		HTTP_INC(st->hc, downstream_rq_too_large);
-		http_local_reply(st, 413, "Payload Too Large", 17, 0, "request_payload_too_large",
-				 NULL, 0);
+		too_large(st);
 		return true;
 	}
 	struct lua_call *w = malloc(sizeof(*w));
@@ -2766,9 +2782,7 @@ bool http_lua_body(struct http_stream *st, const char *data, size_t len)
 	if ((uint64_t)X(st)->rb_bytes + len > HTTP_LUA_BODY_MAX) {
 		reading_over(st);
 		wait_free(st);
-		HTTP_INC(st->hc, downstream_rq_too_large);
-		http_local_reply(st, 413, "Payload Too Large", 17, 0, "request_payload_too_large",
-				 NULL, 0);
+		too_large(st);
 		return false;
 	}
 	if (!http_rb_keep(st, data, len, HTTP_LUA_BODY_MAX)) {
@@ -2804,6 +2818,33 @@ static void run_resumed(struct http_stream *st, struct lua_call *w)
 	}
 	if (w->call)
 		return;
+	if (w->yield_body) {
+		/* body() after its httpCall(): the head still held, the body
+		 * read now (none was while the call ran) */
+		if (past_bound(st)) {
+			wait_free(st);
+			too_large(st);
+			return;
+		}
+		st->res->lua_reading = true;
+		st->state |= HTTP_S_MCP;
+		return;
+	}
+	if (w->wait) {
+		/* bodyChunks() or trailers() after its httpCall(): the head
+		 * goes on with the edits, the slices to the script as they
+		 * pass (as req_stream) */
+		if (!keep_edits(st, w->fi, w)) {
+			wait_free(st);
+			return;
+		}
+		st->res->lua_wait = NULL;
+		w->head_gone = true;
+		st->res->lua_chunks = w;
+		st->req_xf = xf_index();
+		st->hc->ops->resume_head(st, &http_l4_filter_ops);
+		return;
+	}
 	if (!w->want_body)
 		goto edits;
 	if (w->body_lost) {
@@ -2900,7 +2941,7 @@ bool http_lua_step(struct http_stream *st, size_t i, const struct arn_cfg_lua *f
 	c.m = &st->req.m;
 	c.resp = false;
 	c.n_rm = c.n_adds = c.n_reply = 0;
-	c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
+	c.overflow = c.responded = c.want_body = c.yield_body = c.body_set = c.body_lost = false;
 	c.co_ref = LUA_NOREF;
 	c.call = c.answer = NULL;
 	c.wait = c.rk = 0;
@@ -3162,7 +3203,8 @@ static int resp_run(struct http_stream *st, size_t from, struct arn_h1_edit *e, 
 		c.m = &st->resp.m;
 		c.resp = true;
 		c.n_rm = c.n_adds = c.n_reply = 0;
-		c.overflow = c.responded = c.want_body = c.body_set = c.body_lost = false;
+		c.overflow = c.responded = c.want_body = c.yield_body = c.body_set = c.body_lost =
+		    false;
 		c.co_ref = LUA_NOREF;
 		c.call = c.answer = NULL;
 		c.wait = c.rk = 0;
