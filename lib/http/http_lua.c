@@ -736,7 +736,8 @@ static int resp_body(lua_State *L, struct lua_call *c)
 	if (c->want_body)
 		return luaL_error(L, "body() called twice");
 	if (c->co_ref != LUA_NOREF)
-		return luaL_error(L, "body() after httpCall() is not supported by Arion");
+		return luaL_error(L, "body() after httpCall() in envoy_on_response is not "
+				     "supported by Arion");
 	if (st->state & HTTP_S_ENC_BODY)
 		/* ext_proc (BUFFERED), grpc_web or the compressor has it */
 		return luaL_error(L, "body() on a response another filter took is not supported "
@@ -992,6 +993,56 @@ static int k_length(lua_State *L)
 {
 	struct lua_call *c = live_chunk(L, 1);
 	lua_pushinteger(L, (lua_Integer)c->chunk_len);
+	return 1;
+}
+
+/* A chunk's bytes setBytes() gave, which pass on instead of it (the
+ * stream's st->res->lua_out): kept to the stream's end, as the
+ * connection manager's decode_xform contract asks (the upstream's codec
+ * holds them by reference until its queue is flushed, before the
+ * stream's next event), and reused for the next chunk (as the
+ * compressor's output for a response's). */
+struct lua_out {
+	uint32_t cap;
+	char b[];
+};
+
+/* setBytes(s) on a chunk (Envoy's BufferWrapper over the chunk's data:
+ * drained, s added, the length returned): s passes on instead of the
+ * chunk. Envoy also sets the head's content-length to it, which went
+ * with the head already (a no-op on the wire); Arion refuses a new length
+ * where the head's content-length frames the body (the upstream, or the
+ * client, would read the message's end elsewhere), and a length past
+ * HTTP_LUA_BODY_MAX. Its bytes charged to the call at one per 16. */
+static int k_set(lua_State *L)
+{
+	struct lua_call *c = live_chunk(L, 1);
+	size_t n;
+	const char *p = luaL_checklstring(L, 2, &n);
+	struct http_stream *st = c->st;
+	if (n > HTTP_LUA_BODY_MAX)
+		return luaL_error(L, "setBytes(): %d bytes, past the body bound (%d)", (int)n,
+				  (int)HTTP_LUA_BODY_MAX);
+	const struct arn_h1_msg *m = c->resp ? &st->resp.m : &st->req.m;
+	if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && n != c->chunk_len)
+		return luaL_error(
+		    L,
+		    "setBytes(): a chunk of a body framed by content-length keeps its "
+		    "length (%d bytes) in Arion",
+		    (int)c->chunk_len);
+	arn_lua_charge(L, &c->vm->mem, n / 16);
+	struct lua_out *o = st->res->lua_out;
+	if (!o || o->cap < n) {
+		struct lua_out *g = realloc(o, sizeof(*o) + (n ? n : 1));
+		if (!g)
+			return luaL_error(L, "setBytes(): no memory");
+		g->cap = (uint32_t)n;
+		st->res->lua_out = o = g;
+	}
+	memcpy(o->b, p, n);
+	c->chunk = o->b;
+	c->chunk_len = n;
+	lua_pushinteger(L, (lua_Integer)n);
 	return 1;
 }
 
@@ -2343,10 +2394,9 @@ static int types_k(lua_State *L)
 	static const char *const buffer_nb[] = {NULL};
 	type_new(L, MT_BUFFER, buffer, buffer_nb);
 	lua_pop(L, 1);
-	static const luaL_Reg chunk[] = {{"length", k_length}, {"getBytes", k_get}, {NULL, NULL}};
-	/* a chunk passes as it came (its length frames the body already) */
-	static const char *const chunk_nb[] = {"setBytes", NULL};
-	type_new(L, MT_CHUNK, chunk, chunk_nb);
+	static const luaL_Reg chunk[] = {
+	    {"length", k_length}, {"getBytes", k_get}, {"setBytes", k_set}, {NULL, NULL}};
+	type_new(L, MT_CHUNK, chunk, NULL);
 	lua_pop(L, 1);
 	static const luaL_Reg trailers[] = {
 	    {"get", t_get}, {"getAtIndex", t_get_at}, {"getNumValues", t_num},
@@ -2720,18 +2770,23 @@ static void req_stream(struct http_stream *st, size_t i, struct lua_call *c)
  * slice (@p data, @p len) or the end (@p end: nil, or the trailers to the
  * trailers() waiting); its hold let go once it ended. @return whether it
  * still waits. */
-static bool stream_resume(struct lua_call *w, const char *data, size_t len, bool end)
+static bool stream_resume(struct lua_call *w, const char **data, size_t *len, bool end)
 {
 	if (end) {
 		w->ended = true;
 		w->rk = w->wait == LW_TRAILERS ? RK_TRAILERS : RK_NIL;
 	} else {
-		w->chunk = data;
-		w->chunk_len = len;
+		w->chunk = *data;
+		w->chunk_len = *len;
 		w->chunk_no++;
 		w->rk = RK_CHUNK;
 	}
 	bool ok = run_k(w, w->fi, resume_k);
+	if (!end) {
+		/* the chunk, or what setBytes() made of it (k_set) */
+		*data = w->chunk;
+		*len = w->chunk_len;
+	}
 	w->chunk = NULL;
 	w->chunk_len = 0;
 	if (ok && w->wait && !end)
@@ -2743,10 +2798,11 @@ static bool stream_resume(struct lua_call *w, const char *data, size_t len, bool
 
 long http_lua_xform(struct http_stream *st, char *data, size_t len, bool end, const char **out)
 {
-	*out = data; /* a slice passes as it came */
+	const char *o = data; /* a slice passes as it came, or as setBytes() made it */
 	struct lua_call *w = st->res ? st->res->lua_chunks : NULL;
-	if (w && (end || w->wait == LW_CHUNK) && !stream_resume(w, data, len, end))
+	if (w && (end || w->wait == LW_CHUNK) && !stream_resume(w, &o, &len, end))
 		st->res->lua_chunks = NULL;
+	*out = o;
 	return (long)len;
 }
 
@@ -2921,6 +2977,10 @@ void http_lua_stream_end(struct http_stream *st)
 	resp_free(st);
 	free(st->res->lua_md);
 	st->res->lua_md = NULL;
+	if (st->res->lua_out) { /* (a test, not a call, on every stream's end) */
+		free(st->res->lua_out);
+		st->res->lua_out = NULL;
+	}
 	st->res->lua_from = 0;
 	st->res->lua_reading = false;
 }
@@ -3375,7 +3435,7 @@ static bool lua_enc_body(struct http_stream *st, const char *data, size_t len, b
 		/* bodyChunks(), trailers(): the slice to the script, then on
 		 * to the client as it came */
 		if (lr->sw && (end || lr->sw->wait == LW_CHUNK) &&
-		    !stream_resume(lr->sw, data, len, end))
+		    !stream_resume(lr->sw, &data, &len, end))
 			lr->sw = NULL;
 		if (len) {
 			st->tx_body += len;

@@ -137,6 +137,9 @@ struct http_res {
 	/* bodyChunks() / trailers() on a request: the call its slices
 	 * resume (http_lua.c's struct lua_call), freed at the stream's end */
 	void *lua_chunks;
+	/* a body chunk's bytes a script's setBytes() replaced (http_lua.c's
+	 * struct lua_out), what passes on instead; freed at the stream's end */
+	void *lua_out;
 	/* httpCall()'s sub-requests (http_lua.c's struct lua_hcall list),
 	 * cancelled and freed at the stream's end */
 	void *lua_calls;
