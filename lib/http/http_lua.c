@@ -145,6 +145,10 @@ struct lua_resp {
 	bool written; /* the head and body went to the client */
 	bool len_set; /* setBytes(): content-length the new length */
 	bool lost;    /* setBytes() found no room */
+	/* w (body()) or sw (bodyChunks(), trailers()) waits since its
+	 * httpCall(): the filter takes the body when the head is asked
+	 * again (http_lua_resp_edits) */
+	bool take;
 };
 
 /* httpCall()'s sub-request: its request (copies, in req[]) and its
@@ -735,9 +739,6 @@ static int resp_body(lua_State *L, struct lua_call *c)
 	}
 	if (c->want_body)
 		return luaL_error(L, "body() called twice");
-	if (c->co_ref != LUA_NOREF)
-		return luaL_error(L, "body() after httpCall() in envoy_on_response is not "
-				     "supported by Arion");
 	if (st->state & HTTP_S_ENC_BODY)
 		/* ext_proc (BUFFERED), grpc_web or the compressor has it */
 		return luaL_error(L, "body() on a response another filter took is not supported "
@@ -917,10 +918,6 @@ static bool has_body(const struct lua_call *c)
 static void stream_check(lua_State *L, struct lua_call *c, const char *what)
 {
 	struct http_stream *st = c->st;
-	if (c->resp && c->co_ref != LUA_NOREF)
-		/* (a request's is: run_resumed) */
-		luaL_error(L, "%s after httpCall() in envoy_on_response is not supported by Arion",
-			   what);
 	if (c->resp) {
 		if (st->state & HTTP_S_ENC_BODY)
 			luaL_error(L,
@@ -3222,13 +3219,43 @@ static void resp_call_resumed(struct http_stream *st, struct lua_resp *lr)
 		return;
 	}
 	size_t i = w->fi;
+	lr->calling = false;
+	if (w->yield_body) {
+		/* body() after its httpCall() (Envoy's luaBody yields when no
+		 * body came, and Arion read none while the head was held): the
+		 * body is taken when the head is asked again, as resp_wait's */
+		const struct arn_h1_msg *m = &st->resp.m;
+		if ((m->flags & ARN_H1_F_CONTENT_LENGTH) && m->content_length > HTTP_LUA_BODY_MAX) {
+			let_go(w);
+			free(w);
+			lr->w = NULL;
+			HTTP_INC(st->hc, rs_too_large);
+			http_local_reply(st, 500, NULL, 0, 0, "response_payload_too_large", NULL,
+					 0);
+			return;
+		}
+		lr->take = true;
+		st->hc->ops->resume_resp_head(st);
+		return;
+	}
 	bool room = lr->n + w->n_rm + w->n_adds <= HTTP_LUA_RESP_EDITS - 1;
 	if (room)
 		lr->n += emit(w, lr->e + lr->n);
+	lr->w = NULL;
+	if (room && w->wait) {
+		/* bodyChunks() or trailers() after its httpCall(): the head
+		 * goes with the edits, the slices to the script as they pass
+		 * (resp_stream's) */
+		w->head_gone = true;
+		lr->sw = w;
+		lr->streaming = true;
+		lr->take = true;
+		lr->from = i + 1;
+		st->hc->ops->resume_resp_head(st);
+		return;
+	}
 	let_go(w);
 	free(w);
-	lr->w = NULL;
-	lr->calling = false;
 	if (!room) {
 		/* as the connection manager's own (http_hcm.c) */
 		HTTP_INC(st->hc, rs_edit_overflow);
@@ -3308,6 +3335,15 @@ int http_lua_resp_edits(struct http_stream *st, struct arn_h1_edit *e, unsigned 
 	struct lua_resp *lr = st->res->lua_resp;
 	if (lr && lr->calling)
 		return -EINPROGRESS; /* a script waits for its httpCall() */
+	if (lr && lr->take) {
+		/* a script waits for the body since its httpCall() */
+		lr->take = false;
+		st->enc = &lua_enc_ops;
+		st->enc_state = lr;
+		st->state |= HTTP_S_ENC_BODY;
+		if (!lr->streaming)
+			return -EAGAIN;
+	}
 	if (lr && lr->from) {
 		/* asked again (http_hcm_resume_resp_head) once a script's
 		 * httpCall() was answered: the Lua filters after it run */

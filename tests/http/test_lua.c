@@ -68,8 +68,9 @@
 
 /* httpCall() in envoy_on_response on /rhc: one call, then its edits (the
  * request's dynamicMetadata for lua2's script after it); the upstream's
- * x-p: two, two calls in a row; x-p: body, body() after a call (a script
- * error) */
+ * x-p: two, two calls in a row; x-p: body, body() after a call (its
+ * length in x-rb); x-p: chunks, bodyChunks() after a call (each chunk
+ * upper case) */
 #define RHC_SCRIPT                                                                                 \
 	"function envoy_on_request(h) h:streamInfo():dynamicMetadata():set('other', 'tbl', "       \
 	"{b = {true, false}}) end "                                                                  \
@@ -80,7 +81,9 @@
 	"hd:add('x-rhc', a[':status'] .. ' ' .. tostring(b)) "                                        \
 	"if p == 'two' then local c = h:httpCall('two', {[':method'] = 'GET', [':path'] = '/r2', " \
 	"[':authority'] = 'side'}, nil, 200) hd:add('x-rhc2', c[':status']) end "                   \
-	"if p == 'body' then h:body() end end"
+	"if p == 'body' then hd:add('x-rb', tostring(h:body():length())) end "                     \
+	"if p == 'chunks' then for c in h:bodyChunks() do "                                          \
+	"c:setBytes(c:getBytes(0, c:length()):upper()) end end end"
 
 /* bodyChunks() and trailers() on cluster "dyn" (enable_trailers): the
  * request's chunks counted, its trailers read and changed, what it saw
@@ -1189,11 +1192,14 @@ static void test_lua_http_call_reset(void **state)
  * to the client, until the call's answer; then the script's edits before
  * and after the call, and those of the Lua filter after it (lua2, which
  * runs only then), are in the head the client gets, with the body. Two
- * calls in a row; body() after a call a script error (the edits made
- * before it stay, the response goes on); a client that resets while the
- * head is held: the call cancelled, the coroutine let go (ASan), the
- * worker serves the next. Fails before: "httpCall() in envoy_on_response
- * is not supported by Arion" (no call is made). */
+ * calls in a row; body() after a call (Envoy's luaBody refuses nothing
+ * there: the head held on until the body is whole, its length in x-rb;
+ * failed before as a script error "body() after httpCall() ... is not
+ * supported by Arion"), bodyChunks() after a call (each chunk through
+ * the script's setBytes); a client that resets while the head is held:
+ * the call cancelled, the coroutine let go (ASan), the worker serves the
+ * next. Fails before: "httpCall() in envoy_on_response is not supported
+ * by Arion" (no call is made). */
 static void test_lua_http_call_response(void **state)
 {
 	(void)state;
@@ -1243,22 +1249,43 @@ static void test_lua_http_call_response(void **state)
 	    !strstr(r, "\r\n\r\nhello"))
 		fail_msg("the client got:\n%s", r);
 
-	/* body() after a call: a script error, the response goes on with the
-	 * edits made before it */
+	/* body() after a call, as Envoy's luaBody (no body seen yet: it
+	 * yields WaitForBody): the head still held until the body is whole,
+	 * then the edits before the call, after it and after body() */
 	mark = hh_client(0)->log_len;
 	snapshot(rx0);
 	send_str(hh_client(0), "GET /rhc HTTP/1.1\r\nHost: a\r\n\r\n");
 	u = side_that_got(rx0, got, sizeof(got));
 	assert_non_null(u);
 	snapshot(rx0);
-	send_str(u, "HTTP/1.1 200 OK\r\nx-p: body\r\nContent-Length: 5\r\n\r\nhello");
+	send_str(u, "HTTP/1.1 200 OK\r\nx-p: body\r\nContent-Length: 5\r\n\r\nhel");
+	side = side_that_got(rx0, got, sizeof(got));
+	assert_non_null(side);
+	send_str(side, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	assert_int_equal(hh_client(0)->log_len, mark); /* held for the body */
+	send_str(u, "lo");
+	log_from(hh_client(0), mark, r, sizeof(r));
+	if (!strstr(r, "x-before: b\r\n") || !strstr(r, "x-rhc: 200 nil\r\n") ||
+	    !strstr(r, "x-rb: 5\r\n") || !strstr(r, "\r\n\r\nhello"))
+		fail_msg("the client got (lua errors %llu):\n%s",
+			 (unsigned long long)lua_stat(ARN_LUA_errors), r);
+	/* bodyChunks() after a call: the head goes, each chunk through the
+	 * script */
+	mark = hh_client(0)->log_len;
+	snapshot(rx0);
+	send_str(hh_client(0), "GET /rhc HTTP/1.1\r\nHost: a\r\n\r\n");
+	u = side_that_got(rx0, got, sizeof(got));
+	assert_non_null(u);
+	snapshot(rx0);
+	send_str(u, "HTTP/1.1 200 OK\r\nx-p: chunks\r\nContent-Length: 5\r\n\r\nhello");
 	side = side_that_got(rx0, got, sizeof(got));
 	assert_non_null(side);
 	send_str(side, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
 	log_from(hh_client(0), mark, r, sizeof(r));
-	if (!strstr(r, "x-rhc: 200 nil\r\n") || !strstr(r, "\r\n\r\nhello"))
-		fail_msg("the client got:\n%s", r);
-	assert_int_equal(lua_stat(ARN_LUA_errors), 1);
+	if (!strstr(r, "x-rhc: 200 nil\r\n") || !strstr(r, "\r\n\r\nHELLO"))
+		fail_msg("the client got (lua errors %llu):\n%s",
+			 (unsigned long long)lua_stat(ARN_LUA_errors), r);
+	assert_int_equal(lua_stat(ARN_LUA_errors), 0);
 
 	/* the client resets while the head is held */
 	hh_open(1, 82);
