@@ -37,6 +37,13 @@ void *arn_table_zalloc(size_t bytes)
 	void *p = aligned_alloc(64, len);
 	if (!p)
 		return NULL;
+	/* the whole 2 MiB pages inside it in huge pages too (ASan maps a
+	 * block this big on its own), or its memset faults every 4 KiB */
+	if (len >= 2 * HUGE_2M) {
+		uintptr_t a = ((uintptr_t)p + HUGE_2M - 1) & ~(uintptr_t)(HUGE_2M - 1);
+		uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)(HUGE_2M - 1);
+		(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+	}
 	memset(p, 0, len);
 	return (uint8_t *)p + TABLE_HDR;
 }
