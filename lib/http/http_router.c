@@ -15,6 +15,7 @@
 #include "arn_fmt.h"
 #include "arn_h1.h"
 #include "arn_ip6.h"
+#include "arn_subst.h"
 #include "http_int.h"
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -387,6 +388,30 @@ static const char *subst_protocol(const struct http_subst *s)
 				       : "HTTP/1.1";
 }
 
+/* %REQ(name?alt):N%: the request's header @p name, else @p alt, cut to N
+ * bytes (Envoy's RequestHeaderFormatter, HeaderFormatter::format) */
+static int subst_req(const struct http_subst *s, const struct arn_subst_tok *t, char *out,
+		     size_t cap, size_t *o)
+{
+	if (!s->req)
+		return 0;
+	size_t ml, al;
+	const char *alt;
+	arn_subst_req_names(t->arg, t->arg_len, &ml, &alt, &al);
+	int hi = arn_h1_find(s->req, t->arg, ml, 0);
+	if (hi < 0 && al)
+		hi = arn_h1_find(s->req, alt, al, 0);
+	if (hi < 0)
+		return 0;
+	size_t vl = s->req->hdrs[hi].value_len;
+	if (t->has_len && vl > t->max_len)
+		vl = t->max_len;
+	return put(out, cap, o, s->req->hdrs[hi].value, vl);
+}
+
+/* The operators are arn_subst_ops.def's, read with the grammar the
+ * conversion checked them with (arn_subst_check): a configured value has
+ * no other. */
 int http_subst(const struct http_subst *s, const char *v, size_t n, char *out, size_t cap)
 {
 	size_t o = 0;
@@ -404,75 +429,85 @@ int http_subst(const struct http_subst *s, const char *v, size_t n, char *out, s
 			i += 2;
 			continue;
 		}
-		const char *end = memchr(v + i + 1, '%', n - i - 1);
-		if (!end) {
-			if (put(out, cap, &o, v + i, n - i))
+		struct arn_subst_tok t;
+		enum arn_subst_op op = ARN_SUBST_NONE;
+		if (arn_subst_token(v + i, n - i, &t) == 0)
+			op = arn_subst_lookup(t.cmd, t.cmd_len);
+		if (op == ARN_SUBST_NONE) {
+			/* not one (a value the conversion did not check): the
+			 * % as text */
+			if (put(out, cap, &o, "%", 1))
 				return -ENOSPC;
-			break;
+			i++;
+			continue;
 		}
-		const char *op = v + i + 1;
-		size_t on = (size_t)(end - op);
-		int k = -1;
-#define IS(lit) (on == sizeof(lit) - 1 && memcmp(op, lit, on) == 0)
-		if (IS("DOWNSTREAM_REMOTE_ADDRESS")) {
+		int k = 0;
+		switch (op) {
+		case ARN_SUBST_DOWNSTREAM_REMOTE_ADDRESS: {
 			uint32_t ca = subst_client(s);
 			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", ca >> 24, (ca >> 16) & 255,
 				     (ca >> 8) & 255, ca & 255, ca == s->raddr ? s->rport : 0);
-		} else if (IS("DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT")) {
+			break;
+		}
+		case ARN_SUBST_DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT:
 			k = ip4_fmt(subst_client(s), tmp, sizeof(tmp));
-		} else if (IS("DOWNSTREAM_REMOTE_PORT")) {
+			break;
+		case ARN_SUBST_DOWNSTREAM_REMOTE_PORT: {
 			uint32_t ca = subst_client(s);
 			k = snprintf(tmp, sizeof(tmp), "%u", ca == s->raddr ? s->rport : 0);
-		} else if (IS("DOWNSTREAM_DIRECT_REMOTE_ADDRESS")) {
+			break;
+		}
+		case ARN_SUBST_DOWNSTREAM_DIRECT_REMOTE_ADDRESS: {
 			uint32_t d = s->draddr ? s->draddr : s->raddr;
 			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", d >> 24, (d >> 16) & 255,
 				     (d >> 8) & 255, d & 255, s->draddr ? s->drport : s->rport);
-		} else if (IS("DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT"))
+			break;
+		}
+		case ARN_SUBST_DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT:
 			k = ip4_fmt(s->draddr ? s->draddr : s->raddr, tmp, sizeof(tmp));
-		else if (IS("DOWNSTREAM_DIRECT_REMOTE_PORT"))
+			break;
+		case ARN_SUBST_DOWNSTREAM_DIRECT_REMOTE_PORT:
 			k = snprintf(tmp, sizeof(tmp), "%u", s->draddr ? s->drport : s->rport);
-		else if (IS("DOWNSTREAM_LOCAL_ADDRESS"))
+			break;
+		case ARN_SUBST_DOWNSTREAM_LOCAL_ADDRESS:
 			k = snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u", s->laddr >> 24,
 				     (s->laddr >> 16) & 255, (s->laddr >> 8) & 255, s->laddr & 255,
 				     s->lport);
-		else if (IS("DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT"))
+			break;
+		case ARN_SUBST_DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT:
 			k = ip4_fmt(s->laddr, tmp, sizeof(tmp));
-		else if (IS("DOWNSTREAM_LOCAL_PORT"))
+			break;
+		case ARN_SUBST_DOWNSTREAM_LOCAL_PORT:
 			k = snprintf(tmp, sizeof(tmp), "%u", s->lport);
-		else if (IS("UPSTREAM_REMOTE_ADDRESS") || IS("UPSTREAM_HOST"))
+			break;
+		case ARN_SUBST_UPSTREAM_REMOTE_ADDRESS:
+		case ARN_SUBST_UPSTREAM_HOST:
 			k = s->upstream_addr
 				? snprintf(tmp, sizeof(tmp), "%u.%u.%u.%u:%u",
 					   s->upstream_addr >> 24, (s->upstream_addr >> 16) & 255,
 					   (s->upstream_addr >> 8) & 255, s->upstream_addr & 255,
 					   s->upstream_port)
 				: 0;
-		else if (IS("PROTOCOL"))
+			break;
+		case ARN_SUBST_PROTOCOL:
 			k = snprintf(tmp, sizeof(tmp), "%s", subst_protocol(s));
-		else if (IS("HOSTNAME")) {
+			break;
+		case ARN_SUBST_HOSTNAME:
 			if (gethostname(tmp, sizeof(tmp)) != 0)
 				tmp[0] = 0;
 			tmp[sizeof(tmp) - 1] = 0;
 			k = (int)strlen(tmp);
-		} else if (on > 5 && memcmp(op, "REQ(", 4) == 0 && op[on - 1] == ')') {
-			k = 0;
-			if (s->req) {
-				int hi = arn_h1_find(s->req, op + 4, on - 5, 0);
-				if (hi >= 0) {
-					if (put(out, cap, &o, s->req->hdrs[hi].value,
-						s->req->hdrs[hi].value_len))
-						return -ENOSPC;
-				}
-			}
-		}
-#undef IS
-		if (k < 0) {
-			/* not an operator Arion knows here: keep the text */
-			if (put(out, cap, &o, v + i, on + 2))
+			break;
+		case ARN_SUBST_REQ:
+			if (subst_req(s, &t, out, cap, &o))
 				return -ENOSPC;
-		} else if (k > 0 && put(out, cap, &o, tmp, (size_t)k)) {
-			return -ENOSPC;
+			break;
+		default:
+			break;
 		}
-		i += on + 2;
+		if (k > 0 && put(out, cap, &o, tmp, (size_t)k))
+			return -ENOSPC;
+		i += t.len;
 	}
 	return (int)o;
 }

@@ -643,6 +643,31 @@ static struct arn_cfg_header_add add_(const char *k, const char *v, uint8_t appe
 	return a;
 }
 
+/*
+ * %REQ(a?b):N% as Envoy's RequestHeaderFormatter reads it: the first of
+ * the two headers present, cut to N bytes; %% a literal %. Fails before:
+ * a %REQ()% with an alternative or a length was left as its text.
+ */
+static void test_req_subst_req_forms(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	struct arn_cfg_route ro;
+	memset(&ro, 0, sizeof(ro));
+	struct arn_cfg_header_add ra[] = {
+	    add_("x-r", "%REQ(x-none?user-agent):4% %REQ(x-none?x-other)%|%REQ(user-agent)% 5%%",
+		 ARN_CFG_APPEND_IF_EXISTS_OR_ADD)};
+	ro.headers_ops.req_add = ra;
+	ro.headers_ops.n_req_add = 1;
+	struct req r;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\nUser-Agent: curl/8\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	x.route = &ro;
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "x-r: curl |curl/8 5%\r\n"));
+}
+
 static void test_header_levels(void **state)
 {
 	(void)state;
@@ -2927,6 +2952,7 @@ int main(void)
 	    cmocka_unit_test(test_forwarded_proto),
 	    cmocka_unit_test(test_host_timeout_original_path_expect),
 	    cmocka_unit_test(test_header_levels),
+	    cmocka_unit_test(test_req_subst_req_forms),
 	    cmocka_unit_test(test_response_edits),
 	    cmocka_unit_test(test_redirects),
 	    cmocka_unit_test(test_local_reply_shape),
