@@ -256,6 +256,16 @@ void conv_header_matcher(struct conv *c, struct pb hm, struct arn_cfg_header_mat
 /** One HeaderValueOption list, repeated field @p f of @p p. @return 0 or -ENOMEM. */
 int conv_header_add_list(struct conv *c, struct pb p, const char *f,
 			 struct arn_cfg_header_add **out, size_t *n);
+/**
+ * A header value's command operators (%...%) checked as Envoy's
+ * HeaderParser checks them, and that Arion substitutes each
+ * (arn_subst_check, the list lib/http substitutes from): refused at
+ * @p field otherwise. For every value the HTTP layer formats (http_subst).
+ */
+void conv_header_value_ops(struct conv *c, const char *field, const char *v, size_t n);
+/** conv_header_value_ops of each of @p n values of list @p f ("f[i].header.value"). */
+void conv_header_add_ops(struct conv *c, const char *f, const struct arn_cfg_header_add *a,
+			 size_t n);
 /** Header-mutation lists at the current path into @p ops. */
 void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops);
 

@@ -22,6 +22,7 @@
 
 #include "arn_proto.h"
 #include "arn_regex.h"
+#include "arn_subst.h"
 #include "config_int.h"
 
 /* ---- wire format pre-check -------------------------------------------------- */
@@ -1233,6 +1234,27 @@ int conv_header_add_list(struct conv *c, struct pb p, const char *f,
 	return 0;
 }
 
+void conv_header_value_ops(struct conv *c, const char *field, const char *v, size_t n)
+{
+	if (!v || !memchr(v, '%', n))
+		return;
+	char err[320];
+	if (arn_subst_check(v, n, err, sizeof(err)) < 0)
+		conv_err(c, field, "%s", err);
+}
+
+void conv_header_add_ops(struct conv *c, const char *f, const struct arn_cfg_header_add *a,
+			 size_t n)
+{
+	for (size_t i = 0; a && i < n; i++) {
+		if (!a[i].value || !memchr(a[i].value, '%', a[i].value_len))
+			continue;
+		size_t m = conv_push(c, "%s[%zu]", f, i);
+		conv_header_value_ops(c, "header.value", a[i].value, a[i].value_len);
+		conv_pop(c, m);
+	}
+}
+
 void conv_header_remove_list(struct conv *c, struct pb p, const char *f, struct arn_cfg_ref **out,
 			     size_t *n)
 {
@@ -1259,6 +1281,8 @@ void conv_header_ops(struct conv *c, struct pb p, struct arn_cfg_header_ops *ops
 {
 	conv_header_add_list(c, p, "request_headers_to_add", &ops->req_add, &ops->n_req_add);
 	conv_header_add_list(c, p, "response_headers_to_add", &ops->resp_add, &ops->n_resp_add);
+	conv_header_add_ops(c, "request_headers_to_add", ops->req_add, ops->n_req_add);
+	conv_header_add_ops(c, "response_headers_to_add", ops->resp_add, ops->n_resp_add);
 	conv_header_remove_list(c, p, "request_headers_to_remove", &ops->req_remove,
 				&ops->n_req_remove);
 	conv_header_remove_list(c, p, "response_headers_to_remove", &ops->resp_remove,

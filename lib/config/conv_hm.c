@@ -50,6 +50,7 @@ static void hm_append(struct conv *c, struct pb hvo, struct arn_cfg_header_add *
 		upb_StringView v = pb_str(hv, "value");
 		h->value = conv_hdr_str(c, "value", v);
 		h->value_len = v.size;
+		conv_header_value_ops(c, "value", h->value, h->value_len);
 		conv_pop(c, m2);
 	}
 	bool append;

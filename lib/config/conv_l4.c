@@ -961,6 +961,10 @@ static struct arn_cfg_http_ratelimit *http_ratelimit(struct conv *c, struct pb r
 			     &out->headers.req_add, &out->headers.n_req_add);
 	conv_header_add_list(c, r, "response_headers_to_add", &out->headers.resp_add,
 			     &out->headers.n_resp_add);
+	conv_header_add_ops(c, "request_headers_to_add_when_not_enforced", out->headers.req_add,
+			    out->headers.n_req_add);
+	conv_header_add_ops(c, "response_headers_to_add", out->headers.resp_add,
+			    out->headers.n_resp_add);
 	if (out->headers.n_req_add > 10)
 		conv_err(c, "request_headers_to_add_when_not_enforced", "at most 10 (Envoy)");
 	if (out->headers.n_resp_add > 10)

@@ -117,6 +117,7 @@ const struct arn_cfg_rls *conv_rls(struct conv *c, struct pb p)
 	o->rate_limited_status = rls_status(c, p, "rate_limited_status", 400, 429);
 	o->status_on_error = rls_status(c, p, "status_on_error", 200, 500);
 	conv_header_add_list(c, p, "response_headers_to_add", &o->resp_add, &o->n_resp_add);
+	conv_header_add_ops(c, "response_headers_to_add", o->resp_add, o->n_resp_add);
 	if (o->n_resp_add > 10)
 		conv_err(c, "response_headers_to_add", "at most 10 (Envoy)");
 	return o;

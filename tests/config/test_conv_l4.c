@@ -2472,8 +2472,161 @@ static void test_route_table_per_filter_config(void **state)
 #undef FC_AT
 }
 
+/* A header value with this operator, as a HeaderValueOption list's first entry. */
+#define HVO(v) "[{\"header\":{\"key\":\"x-o\",\"value\":\"" v "\"}}]"
+#define RC(fields) "{\"name\":\"r\"," fields "}"
+#define VH(fields) "\"virtual_hosts\":[{\"name\":\"v\",\"domains\":[\"*\"]," fields "}]"
+#define RT(fields) VH("\"routes\":[{\"match\":{\"prefix\":\"/\"}," fields "}]")
+
+/*
+ * Every header value Arion formats is checked as Envoy's HeaderParser
+ * checks it when it builds the formatter (SubstitutionFormatParser::
+ * parse): an operator no formatter knows is refused with Envoy's "Not
+ * supported field in StreamInfo: FOO", one Envoy knows and Arion has not
+ * built (START_TIME, UPSTREAM_METADATA, DYNAMIC_METADATA, FILTER_STATE)
+ * by name as not supported by Arion, at the field's path: the route
+ * configuration's, virtual host's, route's and weighted cluster's
+ * request_headers_to_add / response_headers_to_add, header_mutation's
+ * appends, local_ratelimit's two lists and ratelimit's. Before, each was
+ * accepted and the operator sent as its text.
+ */
+static void test_header_value_operators_refused_where_formatted(void **state)
+{
+	(void)state;
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("%FOO%")),
+		   "RouteConfiguration 'r': request_headers_to_add[0].header.value: Not supported "
+		   "field in StreamInfo: FOO");
+	tc_refused(R, RC("\"response_headers_to_add\":" HVO("a %START_TIME% b")),
+		   "response_headers_to_add[0].header.value: %START_TIME%: Envoy's command "
+		   "operator is not supported by Arion");
+	tc_refused(R, RC(VH("\"request_headers_to_add\":" HVO("%UPSTREAM_METADATA(a:b)%"))),
+		   "virtual_hosts[0].request_headers_to_add[0].header.value: "
+		   "%UPSTREAM_METADATA%: Envoy's command operator is not supported by Arion");
+	tc_refused(R, RC(VH("\"response_headers_to_add\":" HVO("%BAR%"))),
+		   "virtual_hosts[0].response_headers_to_add[0].header.value: Not supported field "
+		   "in StreamInfo: BAR");
+	tc_refused(R,
+		   RC(RT("\"route\":{\"cluster\":\"c\"},\"request_headers_to_add\":" HVO(
+		       "%DYNAMIC_METADATA(ns:k)%"))),
+		   "routes[0].request_headers_to_add[0].header.value: %DYNAMIC_METADATA%: Envoy's "
+		   "command operator is not supported by Arion");
+	tc_refused(R,
+		   RC(RT("\"route\":{\"cluster\":\"c\"},\"response_headers_to_add\":" HVO(
+		       "%FILTER_STATE(k)%"))),
+		   "routes[0].response_headers_to_add[0].header.value: %FILTER_STATE%: Envoy's "
+		   "command operator is not supported by Arion");
+	tc_refused(R,
+		   RC(RT("\"direct_response\":{\"status\":200},\"response_headers_to_add\":" HVO(
+		       "%NOPE%"))),
+		   "routes[0].response_headers_to_add[0].header.value: Not supported field in "
+		   "StreamInfo: NOPE");
+	tc_refused(R,
+		   RC(RT("\"route\":{\"weighted_clusters\":{\"clusters\":[{\"name\":\"a\","
+			 "\"weight\":1,\"request_headers_to_add\":" HVO("%FOO%") "}]}}")),
+		   "weighted_clusters.clusters[0].request_headers_to_add[0].header.value: Not "
+		   "supported field in StreamInfo: FOO");
+	tc_refused(R,
+		   RC(RT("\"route\":{\"weighted_clusters\":{\"clusters\":[{\"name\":\"a\","
+			 "\"weight\":1,\"response_headers_to_add\":" HVO("%START_TIME%") "}]}}")),
+		   "weighted_clusters.clusters[0].response_headers_to_add[0].header.value: "
+		   "%START_TIME%: Envoy's command operator is not supported by Arion");
+	/* header_mutation: the filter's and a route's HeaderMutationPerRoute */
+	tc_refused(L,
+		   LISTENER(HCM(HM_REQ("{\"append\":{\"header\":{\"key\":\"x\","
+				       "\"value\":\"%FOO%\"}}}"),
+				"")),
+		   "request_mutations[0].append.header.value: Not supported field in StreamInfo: "
+		   "FOO");
+	tc_refused(
+	    L,
+	    LISTENER(HCM(HM_F("\"mutations\":{}"),
+			 "\"typed_per_filter_config\":{\"hm\":{" AT(
+			     "envoy.extensions.filters.http.header_mutation.v3."
+			     "HeaderMutationPerRoute") ",\"mutations\":{\"response_mutations\":"
+						       "[{\"append\":{\"header\":{\"key\":\"x\","
+						       "\"value\":\"%START_TIME%\"}}}]}}},")),
+	    "response_mutations[0].append.header.value: %START_TIME%: Envoy's command operator "
+	    "is not supported by Arion");
+	/* local_ratelimit's two lists, ratelimit's one */
+	tc_refused(
+	    L,
+	    LISTENER(HCM("{\"name\":\"rl\",\"typed_config\":{" HLRL_AT
+			 ",\"stat_prefix\":\"s\",\"response_headers_to_add\":" HVO("%FOO%") "}},",
+			 "")),
+	    "typed_config.response_headers_to_add[0].header.value: Not supported field in "
+	    "StreamInfo: FOO");
+	tc_refused(
+	    L,
+	    LISTENER(HCM("{\"name\":\"rl\",\"typed_config\":{" HLRL_AT ",\"stat_prefix\":\"s\","
+			 "\"request_headers_to_add_when_not_enforced\":" HVO("%START_TIME%") "}},",
+			 "")),
+	    "typed_config.request_headers_to_add_when_not_enforced[0].header.value: "
+	    "%START_TIME%: Envoy's command operator is not supported by Arion");
+	tc_refused(L,
+		   LISTENER(HCM(RLS("\"domain\":\"eg\"," RLS_SVC
+				    ",\"response_headers_to_add\":" HVO("%RESPONSE_CODE%")),
+				"")),
+		   "typed_config.response_headers_to_add[0].header.value: %RESPONSE_CODE%: Envoy's "
+		   "command operator is not supported by Arion");
+
+	/* what Arion substitutes, and %% (a literal %), are taken everywhere */
+	static const char ok_table[] = "\"request_headers_to_add\":" HVO(
+	    "100%% %DOWNSTREAM_REMOTE_ADDRESS% %REQ(x-a?x-b):4% %HOSTNAME%") ",";
+	static const char ok_resp[] =
+	    "\"response_headers_to_add\":" HVO("%PROTOCOL% %UPSTREAM_HOST%") ",";
+	static const char ok_route[] =
+	    RT("\"route\":{\"cluster\":\"c\"},\"request_headers_to_add\":" HVO(
+		"%DOWNSTREAM_DIRECT_REMOTE_ADDRESS% %DOWNSTREAM_DIRECT_REMOTE_PORT%"));
+	char ok[2048];
+	snprintf(ok, sizeof(ok), "{\"name\":\"r\",%s%s%s}", ok_table, ok_resp, ok_route);
+	tc_ok(R, ok);
+	tc_ok(L, LISTENER(HCM(HM_REQ("{\"append\":{\"header\":{\"key\":\"x\","
+				     "\"value\":\"%REQ(x-a)% 5%%\"}}}"),
+			      "")));
+}
+
+/*
+ * The grammar is Envoy's (commandWithArgsRegex, CommandSyntaxChecker::
+ * verifySyntax), with its messages: a % that starts no operator (an
+ * unescaped "50%"), an argument where the operator takes none, none
+ * where it needs one, a length where none is allowed; two alternatives
+ * in %REQ()%. %REQ()% of a pseudo-header is refused: Arion's %REQ()% reads
+ * the header list, which has none (Envoy's reads its :path, :authority).
+ */
+static void test_header_value_operator_syntax(void **state)
+{
+	(void)state;
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("50%")),
+		   "request_headers_to_add[0].header.value: Incorrect configuration: 50%. Couldn't "
+		   "find valid command at position 2");
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("%protocol%")),
+		   "Couldn't find valid command at position 0");
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("%PROTOCOL(x)%")),
+		   "header.value: PROTOCOL does not take any parameters or length");
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("%HOSTNAME:3%")),
+		   "header.value: HOSTNAME does not take any parameters or length");
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("%REQ%")),
+		   "header.value: REQ requires parameters");
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("%REQ()%")),
+		   "header.value: REQ requires parameters");
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("%REQ(a?b?c)%")),
+		   "header.value: More than 1 alternative header specified in token: a?b?c");
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("%REQ(a b)%")),
+		   "header.value: Invalid header configuration. Format string contains invalid "
+		   "characters.");
+	tc_refused(R, RC("\"request_headers_to_add\":" HVO("%REQ(:path)%")),
+		   "header.value: %REQ(:path)%: a pseudo-header in %REQ()% is not supported by "
+		   "Arion");
+}
+#undef HVO
+#undef RC
+#undef VH
+#undef RT
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 const struct CMUnitTest conv_l4_tests[] = {
+    T(test_header_value_operators_refused_where_formatted),
+    T(test_header_value_operator_syntax),
     T(test_tcp_proxy_fields),
     T(test_tcp_proxy_weighted_clusters),
     T(test_tcp_proxy_tls_termination),
