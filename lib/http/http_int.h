@@ -708,6 +708,7 @@ struct http_req_ctx {
 	const struct arn_cfg_weighted_cluster *wc;
 	uint32_t raddr; /* downstream peer */
 	uint16_t rport;
+	uint16_t drport; /* see draddr */
 	uint32_t laddr;
 	uint16_t lport;
 	bool tls;
@@ -739,6 +740,10 @@ struct http_req_ctx {
 	uint32_t request_id_len;
 	bool internal;
 	uint32_t client_addr; /* the trusted client address (XFF rules) */
+	/* %DOWNSTREAM_DIRECT_REMOTE_*%: the TCP peer when a PROXY header gave
+	 * raddr (struct http_subst's); 0: raddr, rport. In the padding
+	 * (the context stays 176 bytes) */
+	uint32_t draddr;
 };
 
 /**

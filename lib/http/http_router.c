@@ -1044,6 +1044,8 @@ int http_req_edits(struct http_req_ctx *x, const struct arn_h1_msg *m, struct ar
 		    .laddr = x->laddr,
 		    .lport = x->lport,
 		    .caddr = x->client_addr,
+		    .draddr = x->draddr,
+		    .drport = x->drport,
 		    .req = m,
 		    .protocol = m->version == 10 ? "HTTP/1.0" : "HTTP/1.1",
 		};

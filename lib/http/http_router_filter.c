@@ -1004,6 +1004,8 @@ edits_make(struct http_stream *st, const char *host, uint32_t host_len, bool rew
 	x.wc = st->wc;
 	x.raddr = hc->raddr;
 	x.rport = hc->rport;
+	x.draddr = hc->draddr;
+	x.drport = hc->drport;
 	x.laddr = hc->laddr;
 	x.lport = hc->lport;
 	x.tls = hc->tls != NULL;

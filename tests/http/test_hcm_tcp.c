@@ -8811,7 +8811,7 @@ static void test_http_oauth2_answer_parser(void **state)
 	"envoy.extensions.access_loggers.file.v3.FileAccessLog\",\"path\":\"" PP_LOG "\",\"log_format\":" \
 	"{\"text_format_source\":{\"inline_string\":\"%%DOWNSTREAM_REMOTE_ADDRESS%% "               \
 	"%%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%% %%DOWNSTREAM_LOCAL_ADDRESS%%\\n\"}}}}],"              \
-	"\"route_config\":{\"name\":\"dyn\",\"virtual_hosts\":["                                   \
+	"\"route_config\":{\"name\":\"dyn\",%s\"virtual_hosts\":["                                  \
 	"{\"name\":\"all\",\"domains\":[\"*\"],\"routes\":["                                       \
 	"{\"match\":{\"prefix\":\"/\"},\"route\":{\"cluster\":\"web\"}}]}]},"                      \
 	"\"http_filters\":[{\"name\":\"envoy.filters.http.router\",\"typed_config\":{"             \
@@ -8830,10 +8830,19 @@ static uint64_t pp_stat(const char *name)
 	return 0;
 }
 
+/* pp_begin with @p rc: more of the route configuration's fields */
+static void pp_begin_rc(const char *more, const char *rc)
+{
+	char l[8192];
+	snprintf(l, sizeof(l), PP_LISTENER, more, rc);
+	unlink(PP_LOG);
+	tp_begin(1, l);
+}
+
 static void pp_begin(const char *more)
 {
 	char l[8192];
-	snprintf(l, sizeof(l), PP_LISTENER, more);
+	snprintf(l, sizeof(l), PP_LISTENER, more, "");
 	unlink(PP_LOG);
 	tp_begin(1, l);
 }
@@ -8871,6 +8880,37 @@ static void test_proxy_protocol_v1_addresses(void **state)
 	char log[512];
 	log_take(PP_LOG, log, sizeof(log));
 	assert_string_equal(log, "203.0.113.7:5555 198.18.0.100:40000 192.0.2.1:8443\n");
+}
+
+/*
+ * Behind a PROXY header, the route configuration's request_headers_to_add
+ * give %DOWNSTREAM_DIRECT_REMOTE_ADDRESS% (and _WITHOUT_PORT, _PORT) as
+ * the TCP peer (198.18.0.100:40000), %DOWNSTREAM_REMOTE_ADDRESS% as the
+ * header's source: Envoy's formatters read the stream info's
+ * directRemoteAddress() and remoteAddress(), which the proxy_protocol
+ * listener filter set apart. Fails before: the request direction's
+ * context had no direct peer, and gave the header's source for both.
+ */
+static void test_proxy_protocol_request_headers_direct_peer(void **state)
+{
+	(void)state;
+	pp_begin_rc("", "\"request_headers_to_add\":[{\"header\":{\"key\":\"x-dd\",\"value\":"
+			"\"%DOWNSTREAM_DIRECT_REMOTE_ADDRESS% "
+			"%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT% "
+			"%DOWNSTREAM_DIRECT_REMOTE_PORT% %DOWNSTREAM_REMOTE_ADDRESS%\"}}],");
+	hh_open(0, 82);
+	hh_settle();
+	struct peer *c = hh_client(0);
+	send_str(c, "PROXY TCP4 203.0.113.7 192.0.2.1 5555 8443\r\n"
+		    "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct peer *u = hh_upstream(0);
+	assert_non_null(u);
+	assert_true(got(u, "x-dd: 198.18.0.100:40000 198.18.0.100 40000 203.0.113.7:5555\r\n"));
+	send_str(u, OK5);
+	assert_true(got(c, "HTTP/1.1 200 OK\r\n"));
+	hh_fin(c);
+	hh_advance(5);
+	hh_end();
 }
 
 /*
@@ -9151,6 +9191,7 @@ int main(void)
 	    T(test_http_ratelimit_grpc_client_gone),
 	    T(test_http_ratelimit_xrl),
 	    T(test_proxy_protocol_v1_addresses),
+	    T(test_proxy_protocol_request_headers_direct_peer),
 	    T(test_proxy_protocol_v2_longest_header_pins_nothing),
 	    T(test_proxy_protocol_refusals_counted),
 	    T(test_proxy_protocol_allowed_without_and_disallowed),

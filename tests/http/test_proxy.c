@@ -668,6 +668,48 @@ static void test_req_subst_req_forms(void **state)
 	assert_non_null(strstr(out, "x-r: curl |curl/8 5%\r\n"));
 }
 
+/*
+ * The request direction's %DOWNSTREAM_DIRECT_REMOTE_ADDRESS% (and
+ * _WITHOUT_PORT, _PORT) is the TCP peer (the context's draddr) when a
+ * PROXY header gave the connection's remote address, as Envoy's
+ * formatters read directRemoteAddress(); without one, the peer itself.
+ * Fails before: the request's context had no direct peer and gave the
+ * PROXY header's source.
+ */
+static void test_req_subst_direct_peer(void **state)
+{
+	(void)state;
+	struct arn_cfg_hcm h = hcm_default();
+	h.use_remote_address = true;
+	struct arn_cfg_route ro;
+	memset(&ro, 0, sizeof(ro));
+	struct arn_cfg_header_add ra[] = {
+	    add_("x-d",
+		 "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS% "
+		 "%DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT% "
+		 "%DOWNSTREAM_DIRECT_REMOTE_PORT% %DOWNSTREAM_REMOTE_ADDRESS%",
+		 ARN_CFG_APPEND_IF_EXISTS_OR_ADD)};
+	ro.headers_ops.req_add = ra;
+	ro.headers_ops.n_req_add = 1;
+	struct req r;
+	parse(&r, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct http_req_ctx x = ctx(&h);
+	x.route = &ro;
+	x.raddr = 0xcb007107; /* 203.0.113.7:5555, a PROXY header's source */
+	x.rport = 5555;
+	x.draddr = 0xc6120064; /* 198.18.0.100:40000, the TCP peer */
+	x.drport = 40000;
+	char out[2048];
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(
+	    strstr(out, "x-d: 198.18.0.100:40000 198.18.0.100 40000 203.0.113.7:5555\r\n"));
+	/* no PROXY header: the direct peer is the peer */
+	x = ctx(&h);
+	x.route = &ro;
+	edited(&x, &r, out, sizeof(out));
+	assert_non_null(strstr(out, "x-d: 198.18.0.1:40000 198.18.0.1 40000 198.18.0.1:40000\r\n"));
+}
+
 static void test_header_levels(void **state)
 {
 	(void)state;
@@ -2953,6 +2995,7 @@ int main(void)
 	    cmocka_unit_test(test_host_timeout_original_path_expect),
 	    cmocka_unit_test(test_header_levels),
 	    cmocka_unit_test(test_req_subst_req_forms),
+	    cmocka_unit_test(test_req_subst_direct_peer),
 	    cmocka_unit_test(test_response_edits),
 	    cmocka_unit_test(test_redirects),
 	    cmocka_unit_test(test_local_reply_shape),
