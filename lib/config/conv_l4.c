@@ -148,6 +148,13 @@ static void authz_add(struct conv *c, struct pb ar, struct arn_cfg_ext_authz *o)
 				 "'%.*s': not a header Arion lets the configuration set on the "
 				 "check (its request line, host and framing are Arion's)",
 				 (int)key.size, key.data);
+		} else if (val.size && memchr(val.data, '%', val.size)) {
+			/* Envoy's ClientConfig builds a HeaderParser of these
+			 * (operators substituted, %% a %); Arion writes them as
+			 * they are: refused rather than sent as their text */
+			conv_err(c, "value",
+				 "'%%' (a command operator) is not supported by Arion in the "
+				 "check's headers: values are sent as written");
 		} else if (conv_hdr_ok(c, "key", key)) {
 			const char *v = conv_hdr_str(c, "value", val);
 			const char *kn = conv_lstr(c, key);

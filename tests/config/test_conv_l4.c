@@ -631,6 +631,16 @@ static void test_http_ext_authz(void **state)
 					  "\"key\":\"host\",\"value\":\"a\"}]}}"),
 				"")),
 		   "headers_to_add[0].key: 'host'");
+	/* Envoy formats these (ClientConfig's HeaderParser::configure);
+	 * Arion sends them as written: a value with '%' is refused, not sent
+	 * as its text (accepted before) */
+	tc_refused(
+	    L,
+	    LISTENER(HCM(XA(XA_SVC ",\"authorization_request\":{\"headers_to_add\":[{"
+				   "\"key\":\"x-a\",\"value\":\"%DOWNSTREAM_REMOTE_ADDRESS%\"}]}}"),
+			 "")),
+	    "authorization_request.headers_to_add[0].value: '%' (a command operator) is not "
+	    "supported by Arion in the check's headers");
 	tc_refused(L,
 		   LISTENER(HCM(XA(XA_SVC ",\"authorization_response\":{"
 					  "\"dynamic_metadata_from_headers\":{\"patterns\":[{"
