@@ -23,6 +23,7 @@
 #include "arn_hex.h"
 #include "arn_http_reason.h"
 #include "arn_json.h"
+#include "arn_subst.h"
 #include "arn_table.h"
 
 /* Every byte: the 22 hex digits of either case have their value, nothing
@@ -438,6 +439,66 @@ static void test_cksum_reads_no_further(void **state)
 	munmap(map, (size_t)pg * 2);
 }
 
+/*
+ * A header value's operators read as Envoy's commandWithArgsRegex reads
+ * them (^%([A-Z0-9_]+)(?:\((.*?)\))?(?::([0-9]+))?%): the argument runs
+ * to the first ')' after which the rest matches, a length is digits, a
+ * command is upper case; and the check reads nothing past the value's
+ * last byte: every prefix of each value, ending right at an unmapped
+ * page (a read beyond would fault), is refused or taken, never read
+ * further.
+ */
+static void test_subst_grammar_and_bounds(void **state)
+{
+	(void)state;
+	struct arn_subst_tok t;
+	static const char a[] = "%REQ(a)b)%";
+	assert_int_equal(arn_subst_token(a, sizeof(a) - 1, &t), 0);
+	assert_int_equal(t.len, sizeof(a) - 1);
+	assert_int_equal(t.arg_len, 3); /* "a)b": the first ) after which % follows */
+	static const char l[] = "%REQ(x):12%tail";
+	assert_int_equal(arn_subst_token(l, sizeof(l) - 1, &t), 0);
+	assert_int_equal(t.len, 11);
+	assert_true(t.has_len);
+	assert_int_equal(t.max_len, 12);
+	assert_int_equal(arn_subst_token("%REQ(x):%", 9, &t), -1);
+	assert_int_equal(arn_subst_token("%req%", 5, &t), -1);
+	assert_int_equal(arn_subst_token("%A(\n)%", 6, &t), -1);
+	assert_int_equal(arn_subst_token("%PROTOCOL", 9, &t), -1);
+	assert_int_equal(arn_subst_lookup("REQ", 3), ARN_SUBST_REQ);
+	assert_int_equal(arn_subst_lookup("RE", 2), ARN_SUBST_NONE);
+	char err[256];
+	assert_int_equal(arn_subst_check("100%% %PROTOCOL%%%", 18, err, sizeof(err)), 0);
+	assert_int_equal(arn_subst_check("%START_TIME(%s)%", 16, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "%START_TIME%: Envoy's command operator is not supported by "
+				    "Arion"));
+
+	static const char *const vals[] = {
+	    "%REQ(x-a?x-b):4% %%",
+	    "%DOWNSTREAM_REMOTE_ADDRESS%",
+	    "%REQ(a)b)%",
+	    "%UPSTREAM_METADATA(a:b)%",
+	    "50%",
+	    "%REQ(x):123456789012345678901%",
+	    "%%%",
+	};
+	long pg = sysconf(_SC_PAGESIZE);
+	char *map =
+	    mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+	for (size_t v = 0; v < sizeof(vals) / sizeof(vals[0]); v++)
+		for (size_t n = 0; n <= strlen(vals[v]); n++) {
+			char *p = map + pg - n;
+			memcpy(p, vals[v], n);
+			int rc = arn_subst_check(p, n, err, sizeof(err));
+			assert_true(rc == 0 || rc == -EINVAL);
+			if (n && p[0] == '%' && !(n > 1 && p[1] == '%'))
+				(void)arn_subst_token(p, n, &t);
+		}
+	munmap(map, (size_t)pg * 2);
+}
+
 /* The IPv4 header sum: a real header sums to 0xffff; the complement of
  * the sum with a zero field is the field; each of its bits matters. */
 static void test_cksum_ip4_hdr(void **state)
@@ -595,6 +656,7 @@ int main(void)
 	    cmocka_unit_test(test_cksum_reads_no_further),
 	    cmocka_unit_test(test_cksum_ip4_hdr),
 	    cmocka_unit_test(test_cksum_reads_nothing_before),
+	    cmocka_unit_test(test_subst_grammar_and_bounds),
 	    cmocka_unit_test(test_cksum_short_matches_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
