@@ -191,6 +191,18 @@ struct http_codec_ops {
 	void (*encode_trailers)(struct http_peer *p, const struct arn_h1_msg *m);
 	/** End the body (a chunked body's last chunk). */
 	void (*encode_end)(struct http_peer *p);
+	/**
+	 * The bytes encode_body lent are going away (the other peer's
+	 * connection closed, and its input with it): copy what the codec
+	 * still refers to into buffers of its own (mbufs of the worker's
+	 * pool), in their place in the output. At most the last body piece
+	 * is lent (the stream hands on the next only once queued is false),
+	 * so the copy is bounded by what one decode gives (HTTP_IN_MAX).
+	 * NULL: the codec never lends. @return 0 (nothing lent any more);
+	 * -ENOBUFS (out of mbufs: the lent bytes are dropped, the output is
+	 * no longer whole, and the caller resets the stream).
+	 */
+	int (*own_body)(struct http_peer *p);
 	/** Hand what is queued to the transport. @return 0 (all of it),
 	 * -EAGAIN (the rest waits for room), another negative errno (the
 	 * transport cannot take data any more). */

@@ -989,6 +989,43 @@ static void h1_encode_end(struct http_peer *pp)
 		end_chunked(h);
 }
 
+/*
+ * The output's lent body bytes (data, data_len: in the other side's
+ * input, which goes with its closed connection) become the output's own:
+ * the pieces written after the chain (a chunk's prefix, the bytes, the
+ * chunk's CRLF) are copied, in that order, into mbufs linked after it, so
+ * the bytes go out as they would have and a last chunk (encode_end) still
+ * follows them. Off the usual path: only an upstream that closes while
+ * its response's end waits for the client comes here.
+ */
+static __attribute__((cold)) int h1_own_body(struct http_peer *pp)
+{
+	struct http_h1_peer *h = h1(pp);
+	struct http_out *o = &h->out;
+	if (!o->data_len)
+		return 0;
+	static const char crlf[2] = {'\r', '\n'};
+	struct http_wchain c;
+	http_wchain_init(&c, h->w);
+	arn_h1_put(&c.wb, o->stage + o->stage_off, o->stage_len);
+	arn_h1_put(&c.wb, o->data, o->data_len);
+	arn_h1_put(&c.wb, crlf + 2 - o->crlf, o->crlf);
+	struct rte_mbuf *m = http_wchain_finish(&c);
+	o->stage_off = o->stage_len = 0;
+	o->data = NULL;
+	o->data_len = 0;
+	o->seg = NULL;
+	o->crlf = 0;
+	if (m && o->chain && rte_pktmbuf_chain(o->chain, m) != 0) {
+		rte_pktmbuf_free(m); /* too many segments (never expected) */
+		m = NULL;
+	} else if (m && !o->chain) {
+		o->chain = m;
+	}
+	pp->queued = http_out_busy(o);
+	return m ? 0 : -ENOBUFS;
+}
+
 static int h1_flush(struct http_peer *pp)
 {
 	struct http_h1_peer *h = h1(pp);
@@ -1032,5 +1069,6 @@ const struct http_codec_ops http_codec_h1 = {
     .encode_body = h1_encode_body,
     .encode_trailers = h1_encode_trailers,
     .encode_end = h1_encode_end,
+    .own_body = h1_own_body,
     .flush = h1_flush,
 };

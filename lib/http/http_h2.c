@@ -1520,6 +1520,23 @@ static void h2_encode_end(struct http_peer *p)
 	resume(x);
 }
 
+/* The bytes lent by the upstream (out) become the stream's own: copied
+ * after what reply holds, which on_read sends before them anyway, so the
+ * order is kept and the END_STREAM still follows the last of them. */
+static __attribute__((cold)) int h2_own_body(struct http_peer *p)
+{
+	struct http_h2_stream *x = h2s(p);
+	const char *d = x->out;
+	uint32_t n = x->out_len;
+	x->out = NULL;
+	x->out_len = 0;
+	if (!n || x->closed)
+		return 0;
+	if (!http_h2_in_copy(x->h2->c->c.w, &x->reply, (const uint8_t *)d, n))
+		return -ENOBUFS; /* what was copied goes with the reset */
+	return 0;
+}
+
 static int h2_flush(struct http_peer *p)
 {
 	struct http_h2_stream *x = h2s(p);
@@ -1546,5 +1563,6 @@ const struct http_codec_ops http_codec_h2 = {
     .encode_body = h2_encode_body,
     .encode_trailers = h2_encode_trailers,
     .encode_end = h2_encode_end,
+    .own_body = h2_own_body,
     .flush = h2_flush,
 };
