@@ -1753,6 +1753,26 @@ static bool resp_closed(struct http_stream *st, int rc, const struct http_ev *ev
 	return false;
 }
 
+bool http_hcm_resp_keep_end(struct http_stream *st)
+{
+	struct http_conn *hc = st->hc;
+	if ((st->state & (HTTP_S_RESP_END_HELD | HTTP_S_ENC_BODY | HTTP_S_ENC_MORE | HTTP_S_TUNNEL |
+			  HTTP_S_LOCAL | HTTP_S_RESP_DONE)) != HTTP_S_RESP_END_HELD ||
+	    hc->state != HTTP_DC_OPEN || st->resp.m.status < 200)
+		return false;
+	struct http_peer *dn = hc->dn;
+	if (!dn->codec->own_body || dn->codec->own_body(dn) != 0) {
+		HTTP_INC(hc, rs_upstream_close_no_mbuf);
+		return false;
+	}
+	HTTP_INC(hc, rs_upstream_close_copied);
+	/* the END where resp_ready would have taken it */
+	st->state &= ~HTTP_S_RESP_END_HELD;
+	resp_progress(st);
+	resp_done(st);
+	return true;
+}
+
 /* The upstream does not speak HTTP properly. */
 static bool resp_error(struct http_stream *st, const struct http_ev *ev)
 {

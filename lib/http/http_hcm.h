@@ -76,6 +76,20 @@ void http_stream_end(struct http_stream *st);
 void http_req_step(struct http_stream *st);
 /** The response direction: decode from the upstream, encode to the client. */
 void http_resp_step(struct http_stream *st);
+/**
+ * The upstream connection of @p st closed (its input, which the client's
+ * output may still refer to, goes next) after the response's end was
+ * decoded and held for its last bytes to reach the client
+ * (HTTP_S_RESP_END_HELD). When only those bytes hold it (no filter's
+ * output, not a tunnel), the client's codec copies them (own_body) and
+ * the end follows them, as Envoy's router completes a response its codec
+ * decoded whole (UpstreamRequest::decodeData with end_stream) whatever
+ * its connection does next. Counted in http.<prefix>.rs_upstream_close_*.
+ * @return true: the response is complete (HTTP_S_RESP_DONE), its end
+ * queued after its bytes; false: it is not (nothing held, or no mbuf for
+ * the copy: the caller resets it as lost).
+ */
+bool http_hcm_resp_keep_end(struct http_stream *st);
 
 /**
  * A filter that took @p st at its head (its decode_head said true) lets

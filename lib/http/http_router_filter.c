@@ -17,6 +17,7 @@
 #include "arn_mem.h"
 #include "http_decompressor.h"
 #include "http_gw_stream.h"
+#include "http_hcm.h"
 #include "http_l4.h"
 #include "http_local.h"
 #include "http_od.h"
@@ -1341,6 +1342,13 @@ static void upstream_failed(struct http_stream *st, int reason, bool connected, 
 		snprintf(x->tfr, sizeof(x->tfr), "%s", why);
 	}
 	if (!(st->state & HTTP_S_ACTIVE) || (st->state & HTTP_S_RESP_DONE)) {
+		http_conn_run(hc);
+		return;
+	}
+	/* the response's end was read and waits for its last bytes to reach
+	 * the client: complete, not lost (an upstream's connection: close,
+	 * then its FIN or its RST for the request body it did not read) */
+	if ((st->state & HTTP_S_RESP_END_HELD) && connected && http_hcm_resp_keep_end(st)) {
 		http_conn_run(hc);
 		return;
 	}

@@ -8096,9 +8096,9 @@ static int frame_place(const struct arn_tcp_conn *c, uint8_t type, int32_t id, u
 
 /* A POST whose first 1,000 bytes reached the upstream, the rest not sent
  * yet: its stream on the client @p k, its upstream connection in @p u. */
-static int32_t h2_post_half_sent(struct h2c *k, struct arn_tcp_conn **u)
+static int32_t h2_post_half_sent_win(struct h2c *k, struct arn_tcp_conn **u, uint32_t window)
 {
-	h2c_open(k, 65535);
+	h2c_open(k, window);
 	mb_len = mb_off = 0;
 	mb_more('a', 1000, false);
 	nghttp2_data_provider prd = {.read_callback = mb_read};
@@ -8108,6 +8108,11 @@ static int32_t h2_post_half_sent(struct h2c *k, struct arn_tcp_conn **u)
 	h2c_pump(k);
 	want_in((*u)->tx, "aaaa");
 	return id;
+}
+
+static int32_t h2_post_half_sent(struct h2c *k, struct arn_tcp_conn **u)
+{
+	return h2_post_half_sent_win(k, u, 65535);
 }
 
 /* The stream @p id got the upstream's complete early answer ("early\n")
@@ -8200,6 +8205,118 @@ static void test_h2_early_response_upstream_closes(void **state)
 	want_early_answer(&k, a, u);
 	assert_int_equal(stat("http.in.rq_reset_after_downstream_response_started"), 0);
 	h2c_close(&k);
+}
+
+/*
+ * The same close while the answer's end waits for the client: its stream
+ * window (4 bytes) took "earl" when the upstream closed, "y\n" and the
+ * END_STREAM still to go. The end was read: Envoy's codec decoded the
+ * whole response (UpstreamRequest::decodeData with end_stream), the
+ * router completed it, and the connection's close comes after that, so
+ * the client gets it whole. Arion copies the two bytes the client's
+ * output still lent from the closing connection's input (counted in
+ * rs_upstream_close_copied) and ends the stream after them, not with
+ * http_upstream_lost's RST_STREAM INTERNAL_ERROR.
+ */
+static void test_h2_early_response_upstream_closes_window(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	struct arn_tcp_conn *u;
+	int32_t a = h2_post_half_sent_win(&k, &u, 4);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 6\r\nconnection: close\r\n\r\nearly\n");
+	upstream_closes(u, -ECONNRESET);
+	poll_ms(1);
+	h2c_pump(&k); /* "earl", the client's WINDOW_UPDATE, then the rest */
+	poll_ms(1);
+	h2c_pump(&k);
+	want_early_answer(&k, a, u);
+	assert_int_equal(stat("http.in.rq_reset_after_downstream_response_started"), 0);
+	assert_int_equal(stat("http.in.rs_upstream_close_copied"), 1);
+	assert_int_equal(stat("http.in.rs_upstream_close_no_mbuf"), 0);
+	h2c_close(&k);
+}
+
+/*
+ * The same, with no mbuf free for the copy: the response cannot be made
+ * whole, so it is cut as before (RST_STREAM INTERNAL_ERROR after the bytes
+ * the window took), never sent with END_STREAM as if complete, and the
+ * shortage is counted (rs_upstream_close_no_mbuf).
+ */
+static void test_h2_early_response_upstream_closes_no_mbuf(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct h2c k;
+	struct arn_tcp_conn *u;
+	int32_t a = h2_post_half_sent_win(&k, &u, 4);
+	send_s(u, "HTTP/1.1 200 OK\r\ncontent-length: 6\r\nconnection: close\r\n\r\nearly\n");
+	upstream_closes(u, -ECONNRESET);
+	alloc_fail = 1; /* the copy's first mbuf */
+	poll_ms(1);
+	alloc_fail = 0;
+	h2c_pump(&k);
+	poll_ms(1);
+	h2c_pump(&k);
+	struct h2c_stream *x = h2c_find(&k, a);
+	assert_true(x->closed);
+	assert_int_equal(x->status, 200);
+	assert_int_equal(x->error, NGHTTP2_INTERNAL_ERROR);
+	assert_true(x->body_len < 6);
+	assert_int_equal(frame_place(k.c, NGHTTP2_DATA, a, NGHTTP2_FLAG_END_STREAM, NULL), -1);
+	assert_int_equal(stat("http.in.rs_upstream_close_no_mbuf"), 1);
+	assert_int_equal(stat("http.in.rs_upstream_close_copied"), 0);
+	assert_int_equal(stat("http.in.rq_reset_after_downstream_response_started"), 1);
+	assert_int_equal(stat("http2.streams_active"), 0);
+	h2c_close(&k);
+}
+
+/*
+ * HTTP/1.1, a client that reads nothing for now (its TCP window closed):
+ * the upstream's chunked answer, whose last chunk was read with its last
+ * bytes, waits in the client's output by reference to the upstream's
+ * input when the upstream resets its connection. As Envoy (the response
+ * decoded whole is the downstream's), the client still gets all of it,
+ * its chunk and the last chunk, once it reads: copied (counted), not cut
+ * by an abort of the client's connection.
+ */
+static void test_h1_slow_reader_response_survives_upstream_close(void **state)
+{
+	(void)state;
+	start(8, jlistener("", ROUTE_WEB));
+	struct arn_tcp_conn *c = client();
+	send_s(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct arn_tcp_conn *u = upstream_accepts();
+	poll_ms(1);
+	want_in(u->tx, "GET /a");
+	c->full = true;
+	char resp[2000];
+	int n = snprintf(resp, sizeof(resp),
+			 "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n"
+			 "connection: close\r\n\r\n5dc\r\n");
+	memset(resp + n, 'x', 1500);
+	memcpy(resp + n + 1500, "\r\n0\r\n\r\n", 7);
+	send_n(u, resp, (size_t)n + 1507);
+	poll_ms(1);
+	assert_int_equal(c->tx_len, 0);
+	upstream_closes(u, -ECONNRESET);
+	poll_ms(1);
+	assert_false(c->closed);
+	c->full = false;
+	c->ops->on_writable(c);
+	poll_ms(1);
+	assert_true(answered(c, "HTTP/1.1 200"));
+	want_in(c->tx, "transfer-encoding: chunked\r\n");
+	char body[1520];
+	memcpy(body, "\r\n\r\n5dc\r\n", 9);
+	memset(body + 9, 'x', 1500);
+	memcpy(body + 1509, "\r\n0\r\n\r\n", 8);
+	want_in(c->tx, body);
+	assert_false(c->aborted);
+	assert_int_equal(stat("http.in.rs_upstream_close_copied"), 1);
+	assert_int_equal(stat("http.in.rq_reset_after_downstream_response_started"), 0);
+	assert_int_equal(stat("http.in.downstream_rq_2xx"), 1);
 }
 
 /*
@@ -11096,6 +11213,10 @@ int main(void)
 	    cmocka_unit_test_teardown(test_h2_request_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_h2_early_response_resets_no_error_after_end, teardown),
 	    cmocka_unit_test_teardown(test_h2_early_response_upstream_closes, teardown),
+	    cmocka_unit_test_teardown(test_h2_early_response_upstream_closes_window, teardown),
+	    cmocka_unit_test_teardown(test_h2_early_response_upstream_closes_no_mbuf, teardown),
+	    cmocka_unit_test_teardown(test_h1_slow_reader_response_survives_upstream_close,
+				      teardown),
 	    cmocka_unit_test_teardown(test_h1_early_response_closes_after_it, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_body_no_mbuf, teardown),
 	    cmocka_unit_test_teardown(test_uph2_response_no_mbuf_is_local_reset, teardown),
