@@ -4,13 +4,22 @@
 // response script removes it), x-keep and x-body-bytes (the request
 // body's length, answered once it is in). Each request's path goes to the
 // log (argv[4]), one line each. A path ending in /early is answered at
-// once, before its body is read (the body is read and dropped after).
+// once, before its body is read (the body is read and dropped after);
+// one ending in /early-rst too, its connection then reset.
 'use strict';
 const http = require('http');
 const fs = require('fs');
 const [host, port, log] = [process.argv[2], Number(process.argv[3]), process.argv[4]];
 http.createServer((req, res) => {
   fs.appendFileSync(log, req.url + '\n');
+  if (req.url.endsWith('/early-rst')) {
+    // the same, 1000 bytes with connection: close, then the socket
+    // destroyed with the body unread (the kernel sends RST)
+    res.writeHead(200, { 'content-type': 'text/plain', 'connection': 'close',
+      'content-length': '1000' });
+    res.end('x'.repeat(999) + '\n', () => req.socket.destroy());
+    return;
+  }
   if (req.url.endsWith('/early')) {
     res.writeHead(200, { 'content-type': 'text/plain', 'x-early': '1' });
     res.end('early\n');

@@ -15,7 +15,9 @@
 # streams the response's body; for a GET the response script asks the
 # server (httpCall()) before the head goes on; an answer the upstream
 # gives before reading a 1 MB POST's body reaches the client whole (and,
-# over HTTP/2, its stream's RST_STREAM NO_ERROR comes after END_STREAM);
+# over HTTP/2, its stream's RST_STREAM NO_ERROR comes after END_STREAM),
+# also when the upstream then resets its connection and the client's
+# window still holds the answer back;
 # the counters.
 set -u
 . "${ARION_SRC:?}/tests/topo/topo.sh"
@@ -40,6 +42,16 @@ hdr() { tr -d '\r' <"$h" | grep -i "^$1:" | head -1 | sed 's/^[^:]*: //'; }
 post="$TOPO_DIR/post"
 head -c 1000000 /dev/zero | tr '\0' a >"$post"
 chmod 644 "$post"
+# nghttp -v's frames received: " HEADERS DATA DATA+END RST_STREAM(NO_ERROR)"
+h2_frames() {
+	awk '/ (send|recv) [A-Z_]+ frame/ { t = "" }
+		/recv (HEADERS|DATA|RST_STREAM) frame/ {
+			match($0, /recv [A-Z_]+/); t = substr($0, RSTART + 5, RLENGTH - 5); s = s " " t; next }
+		/; END_STREAM/ && t != "" { s = s "+END" }
+		/error_code=/ && t == "RST_STREAM" {
+			match($0, /error_code=[A-Z_]+/); s = s "(" substr($0, RSTART + 11, RLENGTH - 11) ")" }
+		END { print s }' <<<"$1"
+}
 for v in --http1.1 --http2-prior-knowledge; do
 	p=HTTP/1.1
 	[ $v = --http1.1 ] || p=HTTP/2
@@ -102,15 +114,22 @@ for v in --http1.1 --http2-prior-knowledge; do
 		expect "$v /chunks/early: nghttp's exit" "$?" "^0$"
 		expect "$v /chunks/early: the early answer" "$o" $'(^|\n)early(\n|$)'
 		expect "$v /chunks/early: 200" "$o" ':status: 200'
-		frames=$(awk '/ (send|recv) [A-Z_]+ frame/ { t = "" }
-			/recv (HEADERS|DATA|RST_STREAM) frame/ {
-				match($0, /recv [A-Z_]+/); t = substr($0, RSTART + 5, RLENGTH - 5); s = s " " t; next }
-			/; END_STREAM/ && t != "" { s = s "+END" }
-			/error_code=/ && t == "RST_STREAM" {
-				match($0, /error_code=[A-Z_]+/); s = s "(" substr($0, RSTART + 11, RLENGTH - 11) ")" }
-			END { print s }' <<<"$o")
+		frames=$(h2_frames "$o")
 		echo "     (its frames:$frames)"
 		expect "$v /chunks/early: END_STREAM, then RST_STREAM NO_ERROR" "$frames" \
+			'^ HEADERS( DATA)* DATA\+END( RST_STREAM\(NO_ERROR\))?$'
+		# The same early answer (1000 bytes, connection: close, lua off)
+		# from an upstream that then resets its connection (node's
+		# destroy() with the POST's body unread) while the client's
+		# 255-byte stream window (-w 8) still holds most of it back: its
+		# end was read, so it reaches the client whole with END_STREAM,
+		# as Envoy's, not cut by RST_STREAM INTERNAL_ERROR.
+		o=$(ip netns exec "$cns" timeout 20 nghttp -v -w 8 -d "$post" "http://$us/off/early-rst" 2>&1)
+		n=$(grep -o 'recv DATA frame <length=[0-9]*' <<<"$o" | awk -F= '{ n += $2 } END { print n + 0 }')
+		expect "$v /off/early-rst: the answer whole" "$n" "^1000$"
+		frames=$(h2_frames "$o")
+		echo "     (its frames:$frames)"
+		expect "$v /off/early-rst: END_STREAM after the upstream's reset" "$frames" \
 			'^ HEADERS( DATA)* DATA\+END( RST_STREAM\(NO_ERROR\))?$'
 	else
 		echo "skip $v /chunks/early: no nghttp"
@@ -125,5 +144,6 @@ for v in --http1.1 --http2-prior-knowledge; do
 done
 expect "errors counted" "$(stat http.lx.lua.errors)" "^2$"
 expect "the instruction bound counted" "$(stat http.lx.lua.instructions_exhausted)" "^2$"
+echo "     (rs_upstream_close_copied: $(stat http.lx.rs_upstream_close_copied))"
 topo_arion_stop || bad "arion exit code $?"
 http_e2e_finish
