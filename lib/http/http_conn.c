@@ -810,6 +810,7 @@ static const struct http_conn_ops conn_ops = {
     .resume_resp_head = http_hcm_resume_resp_head,
     .resp_step = http_resp_step,
     .write_head = http_hcm_write_head,
+    .keep_resp_end = http_hcm_resp_keep_end,
 };
 
 /* ---- TCP callbacks ----------------------------------------------------------------------------

@@ -141,6 +141,7 @@ static const struct http_conn_ops stream_ops = {
     .resume_resp_head = http_hcm_resume_resp_head,
     .resp_step = http_resp_step,
     .write_head = http_hcm_write_head,
+    .keep_resp_end = http_hcm_resp_keep_end,
 };
 
 /* A new stream (HEADERS opening it): a block and a request buffer from the

@@ -17,7 +17,6 @@
 #include "arn_mem.h"
 #include "http_decompressor.h"
 #include "http_gw_stream.h"
-#include "http_hcm.h"
 #include "http_l4.h"
 #include "http_local.h"
 #include "http_od.h"
@@ -1348,7 +1347,8 @@ static void upstream_failed(struct http_stream *st, int reason, bool connected, 
 	/* the response's end was read and waits for its last bytes to reach
 	 * the client: complete, not lost (an upstream's connection: close,
 	 * then its FIN or its RST for the request body it did not read) */
-	if ((st->state & HTTP_S_RESP_END_HELD) && connected && http_hcm_resp_keep_end(st)) {
+	if ((st->state & HTTP_S_RESP_END_HELD) && connected && hc->ops->keep_resp_end &&
+	    hc->ops->keep_resp_end(st)) {
 		http_conn_run(hc);
 		return;
 	}

@@ -483,6 +483,10 @@ struct http_conn_ops {
 	/* A filter that read the response's body whole before its head
 	 * has the head written now (http_hcm_write_head). */
 	void (*write_head)(struct http_stream *st);
+	/* The router, when the upstream's connection goes with the
+	 * response's end read: keep that end for the client
+	 * (http_hcm_resp_keep_end); false, or NULL, and it is lost. */
+	bool (*keep_resp_end)(struct http_stream *st);
 };
 
 /* The request edits a connection keeps for its next request (struct
