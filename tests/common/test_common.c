@@ -572,6 +572,7 @@ static void test_cksum_short_matches_reference(void **state)
 	munmap(map, (size_t)pg * 3);
 }
 
+#if !defined(__SANITIZE_ADDRESS__) /* (the tables are on the heap there) */
 /* The smaps entry of the mapping holding @p p: its Rss in KiB and whether
  * its VmFlags say "hg" (MADV_HUGEPAGE); false when not found. */
 static bool smaps_of(const void *p, long *rss_kb, bool *hg)
@@ -603,6 +604,7 @@ static bool smaps_of(const void *p, long *rss_kb, bool *hg)
 	fclose(f);
 	return found;
 }
+#endif
 
 /* arn_table_zalloc: zeroed, 64-byte aligned, writable to its last byte,
  * and (but under ASan, where the tables stay on the heap for its
